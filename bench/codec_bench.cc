@@ -1,0 +1,395 @@
+// codec-bench: encode/decode speed and size of ALP, Gorilla and the adaptive codec per block of
+// 1024 values, on synthetic patterns and on data files, measured first and then verified.
+//
+//   codec-bench [--type float|double] [--codec alp|gorilla|adaptive|all]
+//               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
+//               [--blocks N] [--isa scalar|avx2|avx512] [--cpuprofile FILE]
+//
+// Every codec of one (type, data) case runs in the same process on the same blocks, so the ratios
+// against Gorilla compare like with like. Each series keeps one SeriesHint across its blocks, the
+// way the storage layer keeps one per series.
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codec/codec.h"
+#include "codec/float_encodings.h"
+#include "codec/simd/kernels.h"
+
+#ifdef INGOT_HAVE_PROFILER
+#include <gperftools/profiler.h>
+#endif
+
+namespace ingot::codec {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kBlock = kBlockCapacity;
+// Each timing repeats the whole data set until at least this many values went through.
+constexpr std::size_t kMinValuesPerTiming = 4u << 20;
+
+enum class Codec { kAlp, kGorilla, kAdaptive };
+const char* CodecName(Codec c) {
+  switch (c) {
+    case Codec::kAlp: return "alp";
+    case Codec::kGorilla: return "gorilla";
+    case Codec::kAdaptive: return "adaptive";
+  }
+  return "?";
+}
+
+struct Options {
+  std::vector<std::string> types;
+  std::vector<Codec> codecs;
+  std::vector<std::string> patterns;
+  std::vector<std::string> files;
+  std::size_t blocks = 128;
+  std::string isa;
+  std::string cpuprofile;
+};
+
+[[noreturn]] void Usage(const char* why) {
+  std::fprintf(stderr,
+               "codec-bench: %s\nusage: codec-bench [--type float|double] "
+               "[--codec alp|gorilla|adaptive|all] [--pattern decimal|smooth|random|constant|all] "
+               "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] "
+               "[--cpuprofile FILE]\n",
+               why);
+  std::exit(2);
+}
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  bool pattern_given = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Usage(("missing value for " + arg).c_str());
+      return argv[++i];
+    };
+    if (arg == "--type") {
+      const std::string v = value();
+      if (v != "float" && v != "double") Usage("--type takes float or double");
+      o.types.push_back(v);
+    } else if (arg == "--codec") {
+      const std::string v = value();
+      if (v == "alp") o.codecs.push_back(Codec::kAlp);
+      else if (v == "gorilla") o.codecs.push_back(Codec::kGorilla);
+      else if (v == "adaptive") o.codecs.push_back(Codec::kAdaptive);
+      else if (v == "all") o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kAdaptive};
+      else Usage("--codec takes alp, gorilla, adaptive or all");
+    } else if (arg == "--pattern") {
+      const std::string v = value();
+      pattern_given = true;
+      if (v == "all") {
+        o.patterns = {"decimal", "smooth", "random", "constant"};
+      } else if (v == "decimal" || v == "smooth" || v == "random" || v == "constant") {
+        o.patterns.push_back(v);
+      } else {
+        Usage("--pattern takes decimal, smooth, random, constant or all");
+      }
+    } else if (arg == "--file") {
+      o.files.push_back(value());
+      while (i + 1 < argc && argv[i + 1][0] != '-') o.files.push_back(argv[++i]);
+    } else if (arg == "--blocks") {
+      o.blocks = std::strtoul(value().c_str(), nullptr, 10);
+      if (o.blocks == 0) Usage("--blocks must be positive");
+    } else if (arg == "--isa") {
+      o.isa = value();
+      if (o.isa != "scalar" && o.isa != "avx2" && o.isa != "avx512") {
+        Usage("--isa takes scalar, avx2 or avx512");
+      }
+    } else if (arg == "--cpuprofile") {
+      o.cpuprofile = value();
+    } else if (arg == "--help" || arg == "-h") {
+      Usage("help");
+    } else {
+      Usage(("unknown argument " + arg).c_str());
+    }
+  }
+  if (o.types.empty()) o.types = {"double", "float"};
+  if (o.codecs.empty()) o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kAdaptive};
+  if (!pattern_given && o.files.empty()) o.patterns = {"decimal", "smooth", "random", "constant"};
+  return o;
+}
+
+std::vector<double> MakePattern(const std::string& name, std::size_t count) {
+  std::vector<double> v(count);
+  std::mt19937_64 rng(42);
+  for (std::size_t i = 0; i < count; ++i) {
+    const double x = static_cast<double>(i);
+    if (name == "decimal") v[i] = static_cast<double>(i % 100000) * 0.01 - 1;
+    if (name == "smooth") v[i] = std::sin(x * 0.001) * 100 + std::cos(x * 0.0003) * 10;
+    if (name == "random") v[i] = std::bit_cast<double>(rng());
+    if (name == "constant") v[i] = 3.14159265358979323846;
+  }
+  return v;
+}
+
+bool LoadFile(const std::string& path, std::vector<double>* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty()) out->push_back(std::strtod(line.c_str(), nullptr));
+    }
+  } else {
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    out->resize(bytes.size() / 8);
+    std::memcpy(out->data(), bytes.data(), out->size() * 8);
+  }
+  return !out->empty();
+}
+
+struct Row {
+  double encode_ns = 0;
+  double decode_ns = 0;
+  double bits_per_value = 0;
+  std::size_t mix[kFloatEncodingCount] = {};
+  bool verified = false;
+};
+
+template <typename T>
+EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Workspace& ws,
+                         std::span<std::uint8_t> out) {
+  if constexpr (sizeof(T) == 8) {
+    switch (codec) {
+      case Codec::kAlp: return EncodeDoublesAs(FloatEncoding::kAlp, v, hint, ws, out);
+      case Codec::kGorilla: return EncodeDoublesAs(FloatEncoding::kGorilla, v, hint, ws, out);
+      case Codec::kAdaptive: return EncodeDoubles(v, hint, ws, out);
+    }
+  } else {
+    switch (codec) {
+      case Codec::kAlp: return EncodeFloatsAs(FloatEncoding::kAlp, v, hint, ws, out);
+      case Codec::kGorilla: return EncodeFloatsAs(FloatEncoding::kGorilla, v, hint, ws, out);
+      case Codec::kAdaptive: return EncodeFloats(v, hint, ws, out);
+    }
+  }
+  return {};
+}
+
+template <typename T>
+Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) {
+  if constexpr (sizeof(T) == 8) {
+    return DecodeDoubles(src, out, ws);
+  } else {
+    return DecodeFloats(src, out, ws);
+  }
+}
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+template <typename T>
+Row Measure(Codec codec, const std::vector<T>& data, Workspace& ws) {
+  const std::size_t blocks = (data.size() + kBlock - 1) / kBlock;
+  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  std::vector<std::uint8_t> encoded(blocks * slot);
+  std::vector<std::size_t> sizes(blocks);
+  std::vector<T> decoded(data.size());
+  const std::size_t reps = std::max<std::size_t>(1, kMinValuesPerTiming / data.size());
+  Row row;
+  auto block_of = [&](std::size_t b) {
+    const std::size_t n = std::min(kBlock, data.size() - b * kBlock);
+    return std::span<const T>(data.data() + b * kBlock, n);
+  };
+
+  auto start = Clock::now();
+  for (std::size_t r = 0; r < reps; ++r) {
+    SeriesHint hint;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const EncodeResult res =
+          EncodeBlock<T>(codec, block_of(b), hint, ws, {encoded.data() + b * slot, slot});
+      sizes[b] = res.bytes;
+      if (r == 0) ++row.mix[static_cast<int>(res.encoding)];
+    }
+  }
+  auto end = Clock::now();
+  row.encode_ns = Seconds(start, end) * 1e9 / static_cast<double>(reps * data.size());
+
+  start = Clock::now();
+  for (std::size_t r = 0; r < reps; ++r) {
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const auto in = block_of(b);
+      const Status st = DecodeBlock<T>({encoded.data() + b * slot, sizes[b]},
+                                       std::span<T>(decoded.data() + b * kBlock, in.size()), ws);
+      if (!st.ok()) {
+        std::fprintf(stderr, "decode failed: %s\n", st.ToString().c_str());
+        std::exit(1);
+      }
+    }
+  }
+  end = Clock::now();
+  row.decode_ns = Seconds(start, end) * 1e9 / static_cast<double>(reps * data.size());
+
+  std::size_t total = 0;
+  for (std::size_t s : sizes) total += s;
+  row.bits_per_value = static_cast<double>(total) * 8 / static_cast<double>(data.size());
+  row.verified = std::memcmp(decoded.data(), data.data(), data.size() * sizeof(T)) == 0;
+  return row;
+}
+
+// The ALP encode of one block split into its phases, per value: exponent search (warm hint),
+// encode (integers, exceptions, widths: the dry run) and pack (the write that follows).
+template <typename T>
+void AlpPhases(const std::vector<T>& data, Workspace& ws, double* search_ns, double* encode_ns,
+               double* pack_ns) {
+  const std::size_t blocks = data.size() / kBlock;
+  if (blocks == 0) {
+    *search_ns = *encode_ns = *pack_ns = 0;
+    return;
+  }
+  std::vector<std::uint8_t> out(MaxEncodedFloatBytes(kBlock, sizeof(T)));
+  const std::size_t reps = std::max<std::size_t>(1, kMinValuesPerTiming / (blocks * kBlock));
+  std::vector<AlpChoice> choices(blocks);
+  double t_search = 0, t_dry = 0, t_full = 0;
+  for (std::size_t r = 0; r < reps; ++r) {
+    SeriesHint hint;
+    auto a = Clock::now();
+    for (std::size_t b = 0; b < blocks; ++b) {
+      choices[b] = SearchAlpExponents<T>({data.data() + b * kBlock, kBlock}, hint, ws);
+    }
+    auto c = Clock::now();
+    for (std::size_t b = 0; b < blocks; ++b) {
+      (void)EncodeAlp<T, true>({data.data() + b * kBlock, kBlock}, choices[b].exponent,
+                               choices[b].factor, AlpMode::kPlain, ws, out, nullptr);
+    }
+    auto d = Clock::now();
+    for (std::size_t b = 0; b < blocks; ++b) {
+      (void)EncodeAlp<T, false>({data.data() + b * kBlock, kBlock}, choices[b].exponent,
+                                choices[b].factor, AlpMode::kPlain, ws, out, nullptr);
+    }
+    auto e = Clock::now();
+    t_search += Seconds(a, c);
+    t_dry += Seconds(c, d);
+    t_full += Seconds(d, e);
+  }
+  const double values = static_cast<double>(reps * blocks * kBlock);
+  *search_ns = t_search * 1e9 / values;
+  *encode_ns = t_dry * 1e9 / values;
+  *pack_ns = std::max(0.0, t_full - t_dry) * 1e9 / values;
+}
+
+std::string MixString(const Row& row) {
+  std::size_t total = 0;
+  for (std::size_t m : row.mix) total += m;
+  std::string s;
+  for (int e = 0; e < kFloatEncodingCount; ++e) {
+    if (row.mix[e] == 0) continue;
+    if (!s.empty()) s += ",";
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%s:%.0f%%", FloatEncodingName(static_cast<FloatEncoding>(e)),
+                  100.0 * static_cast<double>(row.mix[e]) / static_cast<double>(total));
+    s += buf;
+  }
+  return s;
+}
+
+template <typename T>
+bool RunCase(const Options& o, const std::string& type, const std::string& name,
+             const std::vector<double>& source, Workspace& ws) {
+  std::vector<T> data(source.begin(), source.end());
+  if constexpr (sizeof(T) == 4) {
+    // Narrow bit patterns directly so random patterns stay random (and NaN payloads survive).
+    if (name == "random") {
+      for (std::size_t i = 0; i < data.size(); ++i) {
+        data[i] = std::bit_cast<float>(static_cast<std::uint32_t>(std::bit_cast<std::uint64_t>(source[i])));
+      }
+    }
+  }
+  // Gorilla first: the other rows are compared against it.
+  std::vector<Codec> order = {Codec::kGorilla};
+  for (Codec c : o.codecs) {
+    if (c != Codec::kGorilla) order.push_back(c);
+  }
+  const bool show_gorilla =
+      std::find(o.codecs.begin(), o.codecs.end(), Codec::kGorilla) != o.codecs.end();
+  Row gorilla;
+  bool ok = true;
+  for (Codec c : order) {
+    const Row row = Measure<T>(c, data, ws);
+    if (c == Codec::kGorilla) gorilla = row;
+    ok = ok && row.verified;
+    if (c == Codec::kGorilla && !show_gorilla) continue;
+    const double bytes = sizeof(T);
+    std::printf("%-6s %-8s %-28s %8.2f %8.0f %8.2f %8.0f %7.2f %7.2fx %7.2fx %6.3f  %-4s %s\n",
+                type.c_str(), CodecName(c), name.c_str(), row.encode_ns,
+                bytes * 1e3 / row.encode_ns, row.decode_ns, bytes * 1e3 / row.decode_ns,
+                row.bits_per_value, gorilla.encode_ns / row.encode_ns,
+                gorilla.decode_ns / row.decode_ns, row.bits_per_value / gorilla.bits_per_value,
+                row.verified ? "ok" : "FAIL", MixString(row).c_str());
+    if (c == Codec::kAlp) {
+      double s, e, p;
+      AlpPhases(data, ws, &s, &e, &p);
+      std::printf("%-6s %-8s %-28s   alp encode phases per value: search %.3f ns, encode %.3f ns, "
+                  "pack %.3f ns (per block: %.2f / %.2f / %.2f us)\n",
+                  type.c_str(), "", name.c_str(), s, e, p, s * kBlock / 1e3, e * kBlock / 1e3,
+                  p * kBlock / 1e3);
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+}  // namespace ingot::codec
+
+int main(int argc, char** argv) {
+  using namespace ingot::codec;
+  const Options o = Parse(argc, argv);
+  if (!o.isa.empty()) {
+    const auto level = o.isa == "scalar" ? simd::IsaLevel::kScalar
+                       : o.isa == "avx2" ? simd::IsaLevel::kAvx2
+                                         : simd::IsaLevel::kAvx512;
+    if (!simd::ForceIsa(level)) {
+      std::fprintf(stderr, "codec-bench: ISA %s not available on this CPU/build\n", o.isa.c_str());
+      return 2;
+    }
+  }
+  struct Case {
+    std::string name;
+    std::vector<double> values;
+  };
+  std::vector<Case> cases;
+  for (const auto& p : o.patterns) cases.push_back({p, MakePattern(p, o.blocks * kBlock)});
+  for (const auto& f : o.files) {
+    Case c{f.substr(f.find_last_of('/') + 1), {}};
+    if (!LoadFile(f, &c.values)) {
+      std::fprintf(stderr, "codec-bench: cannot read %s\n", f.c_str());
+      return 2;
+    }
+    cases.push_back(std::move(c));
+  }
+  auto ws = std::make_unique<Workspace>();
+#ifdef INGOT_HAVE_PROFILER
+  if (!o.cpuprofile.empty()) ProfilerStart(o.cpuprofile.c_str());
+#else
+  if (!o.cpuprofile.empty()) std::fprintf(stderr, "codec-bench: built without the profiler\n");
+#endif
+  std::printf("# isa=%s, %zu-value blocks; ratios are Gorilla's time (or size) over this row's\n",
+              simd::ActiveKernels().name, kBlock);
+  std::printf("%-6s %-8s %-28s %8s %8s %8s %8s %7s %8s %8s %6s  %-4s %s\n", "type", "codec",
+              "data", "enc_ns/v", "enc_MB/s", "dec_ns/v", "dec_MB/s", "bits/v", "enc_vsG",
+              "dec_vsG", "size/G", "rt", "encodings");
+  bool ok = true;
+  for (const auto& t : o.types) {
+    for (const auto& c : cases) {
+      ok = (t == "double" ? RunCase<double>(o, t, c.name, c.values, *ws)
+                          : RunCase<float>(o, t, c.name, c.values, *ws)) && ok;
+    }
+  }
+#ifdef INGOT_HAVE_PROFILER
+  if (!o.cpuprofile.empty()) ProfilerStop();
+#endif
+  return ok ? 0 : 1;
+}

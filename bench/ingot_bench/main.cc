@@ -1,0 +1,283 @@
+// ingot-bench: load-tests a line-protocol server (ingest over TCP or HTTP, then optionally waits
+// until everything is queryable) and its Prometheus-style query API.
+//
+// Exit status: 0 on a clean run, 1 when sends failed or the data never became queryable, 2 on bad
+// flags.
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "bench/ingot_bench/cli_values.h"
+#include "bench/ingot_bench/ingest_runner.h"
+#include "bench/ingot_bench/query_runner.h"
+#include "bench/ingot_bench/report.h"
+
+namespace ingot::bench {
+namespace {
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+// Flag values as typed; durations and times become numbers in ResolveWorkload().
+struct WorkloadFlags {
+  IngestOptions options;
+  std::string duration = "0";
+  std::string interval = "10s";
+  std::string start = "2024-01-01T00:00:00Z";
+  std::string timeout = "30s";
+  std::string verify_timeout = "300s";
+  std::string json;
+};
+
+void AddWorkloadFlags(CLI::App* app, WorkloadFlags* f) {
+  IngestOptions& o = f->options;
+  app->add_option("--connections", o.connections,
+                  "Parallel connections; the generated hosts are split among them");
+  app->add_option("--rate", o.rate_values_per_s,
+                  "Steady send rate in values per second over all connections (0 = unlimited)");
+  app->add_option("--duration", f->duration,
+                  "Stop sending after this long, e.g. 30s, 5m (0 = until --points are sent)");
+  app->add_option("--points", o.values,
+                  "Values to send in total; one line carries 10 (0 = until --duration ends)");
+  app->add_option("--hosts", o.workload.hosts, "Hosts (series sets of 10 fields) to generate");
+  app->add_option("--interval", f->interval, "Time between two lines of one host, e.g. 10s");
+  app->add_option("--decimals", o.workload.decimals, "Digits after the decimal point (0..6)");
+  app->add_option("--seed", o.workload.seed, "Seed of the generator: same seed, same bytes");
+  app->add_option("--start", f->start,
+                  "Timestamp of the first line: RFC 3339 or integer nanoseconds");
+  app->add_option("--file", o.file,
+                  "Replay this line-protocol file instead of generating (ns timestamps)");
+  app->add_option("--batch-lines", o.batch_lines,
+                  "Lines per batch: per HTTP request, per socket write over TCP");
+  app->add_option("--db", o.db, "Database name in the HTTP write URL (?db=...&precision=ns)");
+  app->add_option("--timeout", f->timeout,
+                  "Timeout of one connect, write or response; a connection that fails this "
+                  "long without a success gives up");
+  app->add_option("--verify-timeout", f->verify_timeout,
+                  "How long --verify keeps polling after sending ends");
+  app->add_option("--verify-selector", o.verify_selector,
+                  "Series selector whose samples --verify counts");
+  app->add_option("--json", f->json, "Also write the report as JSON to this file ('-' = stdout)");
+  app->add_flag("--quiet,-q", o.quiet, "No progress output");
+}
+
+Status ResolveWorkload(WorkloadFlags* f) {
+  IngestOptions& o = f->options;
+  INGOT_RETURN_IF_ERROR(ParseDurationNs(f->duration, &o.duration_ns).WithContext("--duration"));
+  INGOT_RETURN_IF_ERROR(
+      ParseDurationNs(f->interval, &o.workload.interval_ns).WithContext("--interval"));
+  INGOT_RETURN_IF_ERROR(ParseTimeNs(f->start, &o.workload.start_ns).WithContext("--start"));
+  INGOT_RETURN_IF_ERROR(ParseDurationNs(f->timeout, &o.timeout_ns).WithContext("--timeout"));
+  INGOT_RETURN_IF_ERROR(ParseDurationNs(f->verify_timeout, &o.verify_timeout_ns)
+                            .WithContext("--verify-timeout"));
+  if (o.timeout_ns <= 0) return Status::InvalidArgument("--timeout must be > 0");
+  return ValidateIngestOptions(o);
+}
+
+bool WriteJson(const std::string& path, const std::string& json) {
+  if (path.empty()) return true;
+  if (path == "-") {
+    std::cout << json << "\n";
+    return true;
+  }
+  std::ofstream out(path, std::ios::trunc);
+  out << json << "\n";
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "ingot-bench: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool Clean(const IngestReport& report) {
+  return report.error_count() == 0 && (!report.verify.requested || report.verify.complete);
+}
+
+int UsageError(const Status& status) {
+  std::fprintf(stderr, "ingot-bench: %s\nRun with --help for more information.\n",
+               std::string(status.message()).c_str());
+  return kExitUsage;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app("ingot-bench: load test for line-protocol ingestion and range queries.\n"
+               "Works against Ingot and other servers that speak InfluxDB line protocol and the\n"
+               "Prometheus query API (e.g. VictoriaMetrics).",
+               "ingot-bench");
+  app.option_defaults()->always_capture_default();
+  app.require_subcommand(1);
+  app.footer(
+      "Targets: tcp://host:port (line protocol over TCP), http://host:port/write (InfluxDB 1.x\n"
+      "write API, batches of --batch-lines), null (generate and discard: generator speed).\n"
+      "Run 'ingot-bench <command> --help' for the flags of a command.");
+
+  // ingest
+  WorkloadFlags ingest;
+  CLI::App* ingest_cmd = app.add_subcommand(
+      "ingest", "Send the generated cpu workload (or a file) and report throughput");
+  ingest_cmd->add_option("--target", ingest.options.target,
+                         "tcp://host:port, http://host:port/write or null");
+  ingest_cmd->add_option("--verify", ingest.options.verify_url,
+                         "After sending, poll this query API (http://host:port) until every "
+                         "value is queryable and report the time until then");
+  AddWorkloadFlags(ingest_cmd, &ingest);
+
+  // query
+  QueryOptions query;
+  WorkloadFlags query_range;  // the ingest flags that define the data's time range
+  std::string workload = "all";
+  std::string query_duration = "10s";
+  std::string query_start;
+  std::string query_end;
+  std::string query_timeout = "60s";
+  std::string query_json;
+  CLI::App* query_cmd =
+      app.add_subcommand("query", "Run concurrent range queries and report latency");
+  query_cmd->add_option("--target", query.target, "Query API base URL, http://host:port");
+  query_cmd->add_option("--workload", workload,
+                        "q1 (one series), q2 (one field, all hosts), q3 (hourly avg per host), "
+                        "a comma list, or all");
+  query_cmd->add_option("--concurrency", query.concurrency, "Queries in flight at once");
+  query_cmd->add_option("--duration", query_duration, "How long each workload runs");
+  query_cmd->add_option("--start", query_start,
+                        "Start of the queried range (RFC 3339 or ns); default: the ingest "
+                        "workload's first timestamp");
+  query_cmd->add_option("--end", query_end,
+                        "End of the queried range; default: the last timestamp of the ingest "
+                        "workload given by --points, --hosts, --interval");
+  query_cmd->add_option("--points", query_range.options.values,
+                        "Values of the ingested workload (to derive --end)");
+  query_cmd->add_option("--hosts", query.hosts, "Hosts of the ingested workload");
+  query_cmd->add_option("--interval", query_range.interval, "Interval of the ingested workload");
+  query_cmd->add_option("--timeout", query_timeout, "Timeout of one query");
+  query_cmd->add_option("--json", query_json, "Also write the report as JSON ('-' = stdout)");
+  query_cmd->add_flag("--quiet,-q", query.quiet, "No progress output");
+
+  // compare
+  WorkloadFlags compare;
+  std::string compare_targets;
+  std::string compare_verify_urls;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare", "Run the same ingest workload against several targets in turn; one table");
+  compare_cmd->add_option("--targets", compare_targets, "Comma list of ingest targets")
+      ->required();
+  compare_cmd->add_option("--verify-urls", compare_verify_urls,
+                          "Comma list of query URLs, one per target, for --verify");
+  AddWorkloadFlags(compare_cmd, &compare);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  if (ingest_cmd->parsed()) {
+    const Status status = ResolveWorkload(&ingest);
+    if (!status.ok()) return UsageError(status);
+    IngestReport report;
+    const Status run = RunIngest(ingest.options, &report);
+    if (!run.ok()) {
+      std::fprintf(stderr, "ingot-bench: %s\n", run.ToString().c_str());
+      return kExitFailed;
+    }
+    std::fputs(FormatIngestReport(report).c_str(), stdout);
+    if (!WriteJson(ingest.json, IngestReportJson(report))) return kExitFailed;
+    return Clean(report) ? 0 : kExitFailed;
+  }
+
+  if (query_cmd->parsed()) {
+    query.workloads = workload == "all" ? std::vector<std::string>{"q1", "q2", "q3"}
+                                        : SplitList(workload);
+    if (query.workloads.empty()) return UsageError(Status::InvalidArgument("--workload is empty"));
+    for (const std::string& name : query.workloads) {
+      const Status status = CheckWorkloadName(name);
+      if (!status.ok()) return UsageError(status);
+    }
+    int64_t workload_start = kDefaultStartNs;
+    Status status = ParseDurationNs(query_duration, &query.duration_ns).WithContext("--duration");
+    if (status.ok()) status = ParseDurationNs(query_timeout, &query.timeout_ns);
+    if (status.ok()) {
+      status = ParseDurationNs(query_range.interval, &query_range.options.workload.interval_ns)
+                   .WithContext("--interval");
+    }
+    if (status.ok() && !query_start.empty()) status = ParseTimeNs(query_start, &workload_start);
+    query.start_ns = workload_start;
+    if (status.ok() && !query_end.empty()) {
+      status = ParseTimeNs(query_end, &query.end_ns).WithContext("--end");
+    } else if (status.ok()) {
+      if (query_range.options.values < kCpuFieldsPerLine || query.hosts == 0 ||
+          query_range.options.workload.interval_ns <= 0) {
+        status = Status::InvalidArgument("--end is needed unless --points >= 10, --hosts and "
+                                         "--interval describe the ingested workload");
+      } else {
+        query_range.options.workload.hosts = query.hosts;
+        query_range.options.workload.start_ns = workload_start;
+        int64_t first_ts_ns;
+        GeneratedTimeRange(query_range.options, &first_ts_ns, &query.end_ns);
+      }
+    }
+    if (status.ok() && query.duration_ns <= 0) {
+      status = Status::InvalidArgument("--duration must be > 0");
+    }
+    if (!status.ok()) return UsageError(status);
+    std::vector<QueryWorkloadReport> reports;
+    const Status run = RunQueries(query, &reports);
+    if (!run.ok()) return UsageError(run);
+    std::printf("range %s .. %s (%s)\n", FormatSeconds(query.start_ns).c_str(),
+                FormatSeconds(query.end_ns).c_str(), query.target.c_str());
+    std::fputs(FormatQueryReport(reports).c_str(), stdout);
+    if (!WriteJson(query_json, QueryReportJson(reports))) return kExitFailed;
+    for (const QueryWorkloadReport& r : reports) {
+      if (!r.errors.empty() || r.queries == 0) return kExitFailed;
+    }
+    return 0;
+  }
+
+  // compare
+  const Status status = ResolveWorkload(&compare);
+  if (!status.ok()) return UsageError(status);
+  const std::vector<std::string> targets = SplitList(compare_targets);
+  const std::vector<std::string> verify_urls = SplitList(compare_verify_urls);
+  if (targets.empty()) return UsageError(Status::InvalidArgument("--targets is empty"));
+  if (!verify_urls.empty() && verify_urls.size() != targets.size()) {
+    return UsageError(Status::InvalidArgument(
+        "--verify-urls has " + std::to_string(verify_urls.size()) + " URLs for " +
+        std::to_string(targets.size()) + " targets"));
+  }
+  std::vector<IngestReport> reports;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    IngestOptions options = compare.options;
+    options.target = targets[i];
+    options.verify_url = verify_urls.empty() ? "" : verify_urls[i];
+    const Status valid = ValidateIngestOptions(options);
+    if (!valid.ok()) return UsageError(valid);
+    if (!options.quiet) std::fprintf(stderr, "== %s\n", options.target.c_str());
+    IngestReport report;
+    const Status run = RunIngest(options, &report);
+    if (!run.ok()) {
+      std::fprintf(stderr, "ingot-bench: %s: %s\n", options.target.c_str(),
+                   run.ToString().c_str());
+      return kExitFailed;
+    }
+    if (!options.quiet) std::fputs(FormatIngestReport(report).c_str(), stderr);
+    reports.push_back(std::move(report));
+  }
+  std::fputs(FormatCompareTable(reports).c_str(), stdout);
+  if (!WriteJson(compare.json, CompareReportJson(reports))) return kExitFailed;
+  for (const IngestReport& report : reports) {
+    if (!Clean(report)) return kExitFailed;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ingot::bench
+
+int main(int argc, char** argv) { return ingot::bench::Main(argc, argv); }

@@ -1,0 +1,222 @@
+#include "chunk/chunk_format.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <xxhash.h>
+
+namespace ingot {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "chunk format fields are stored with memcpy as little-endian");
+
+template <typename T>
+void Store(std::uint8_t* p, T v) noexcept {
+  std::memcpy(p, &v, sizeof v);
+}
+template <typename T>
+T Load(const std::uint8_t* p) noexcept {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+std::uint64_t ChunkChecksum(std::span<const std::uint8_t> chunk, std::size_t payload_bytes) {
+  const std::uint64_t seed = XXH64(chunk.data(), 32, 0);
+  return XXH64(chunk.data() + kChunkHeaderBytes, payload_bytes, seed);
+}
+
+Status Bad(const std::string& what) { return Status::Corruption("chunk: " + what); }
+
+// Checks that decoded timestamps keep the header's promise (sorted, distinct, within
+// [min, max]): a decoder bug or corruption that slips past the checksum must not hand unsorted
+// data to readers.
+Status CheckTimestamps(std::span<const std::int64_t> ts, const ChunkHeader& h) {
+  std::int64_t prev = ts[0];
+  bool sorted = true;
+  for (std::size_t i = 1; i < ts.size(); ++i) {
+    sorted &= ts[i] > prev;
+    prev = ts[i];
+  }
+  if (!sorted || ts.front() != h.min_ts_ns || ts.back() != h.max_ts_ns) {
+    return Bad("timestamps not strictly increasing or outside header range [" +
+               std::to_string(h.min_ts_ns) + ", " + std::to_string(h.max_ts_ns) + "]");
+  }
+  return Status::OK();
+}
+
+// Validates the chunk, checks the output size and decodes the timestamps.
+Status DecodeTimestamps(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
+                        std::size_t values_size, ChunkHeader* h, codec::Workspace& ws) {
+  if (values_size != ts.size()) {
+    return Status::InvalidArgument("chunk decode: " + std::to_string(ts.size()) +
+                                   " timestamps but " + std::to_string(values_size) + " values");
+  }
+  INGOT_RETURN_IF_ERROR(ValidateChunk(chunk, h));
+  if (ts.size() != h->count) {
+    return Status::InvalidArgument("chunk decode: output holds " + std::to_string(ts.size()) +
+                                   " points, chunk has " + std::to_string(h->count));
+  }
+  INGOT_RETURN_IF_ERROR(codec::DecodeInts(chunk.subspan(kChunkHeaderBytes, h->ts_bytes), ts, ws)
+                            .WithContext("chunk timestamps"));
+  return CheckTimestamps(ts, *h);
+}
+
+std::span<const std::uint8_t> ValueBlock(std::span<const std::uint8_t> chunk,
+                                         const ChunkHeader& h) {
+  return chunk.subspan(kChunkHeaderBytes + h.ts_bytes, h.value_bytes);
+}
+
+}  // namespace
+
+std::size_t MaxSealedChunkBytes(std::size_t count) noexcept {
+  return kChunkHeaderBytes + codec::MaxEncodedIntBytes(count) +
+         std::max(codec::MaxEncodedFloatBytes(count, 8), codec::MaxEncodedIntBytes(count));
+}
+
+std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
+                      std::span<const std::uint64_t> values_bits, codec::SeriesHint& hint,
+                      codec::Workspace& ws, std::span<std::uint8_t> out,
+                      ChunkHeader* header) noexcept {
+  const std::size_t n = ts.size();
+  std::uint8_t* p = out.data();
+  const std::size_t ts_bytes =
+      codec::EncodeInts(ts, ws, out.subspan(kChunkHeaderBytes, codec::MaxEncodedIntBytes(n)));
+  std::size_t value_bytes = 0;
+  std::uint8_t value_encoding = kIntValueEncoding;
+  auto value_out = out.subspan(kChunkHeaderBytes + ts_bytes);
+  if (type == ValueType::kFloat) {
+    // Head buffers keep double bit patterns as uint64; memcpy is the defined way to view them as
+    // doubles (8 KiB per chunk, nothing per value).
+    alignas(64) double values[kChunkCapacity];
+    std::memcpy(values, values_bits.data(), n * sizeof(double));
+    const codec::EncodeResult r =
+        codec::EncodeDoubles(std::span<const double>(values, n), hint, ws, value_out);
+    value_bytes = r.bytes;
+    value_encoding = static_cast<std::uint8_t>(r.encoding);
+  } else {
+    value_bytes = codec::EncodeInts(
+        std::span<const std::int64_t>(reinterpret_cast<const std::int64_t*>(values_bits.data()),
+                                      n),
+        ws, value_out);
+  }
+  p[0] = kChunkFormatVersion;
+  p[1] = static_cast<std::uint8_t>(type);
+  p[2] = kTimestampEncodingInt;
+  p[3] = value_encoding;
+  Store<std::uint16_t>(p + 4, static_cast<std::uint16_t>(n));
+  Store<std::uint16_t>(p + 6, 0);
+  Store<std::int64_t>(p + 8, ts.front());
+  Store<std::int64_t>(p + 16, ts.back());
+  Store<std::uint32_t>(p + 24, static_cast<std::uint32_t>(ts_bytes));
+  Store<std::uint32_t>(p + 28, static_cast<std::uint32_t>(value_bytes));
+  const std::size_t total = kChunkHeaderBytes + ts_bytes + value_bytes;
+  const std::uint64_t checksum = ChunkChecksum(out.first(total), ts_bytes + value_bytes);
+  Store<std::uint64_t>(p + 32, checksum);
+  if (header != nullptr) {
+    header->version = kChunkFormatVersion;
+    header->type = type;
+    header->ts_encoding = kTimestampEncodingInt;
+    header->value_encoding = value_encoding;
+    header->count = static_cast<std::uint16_t>(n);
+    header->min_ts_ns = ts.front();
+    header->max_ts_ns = ts.back();
+    header->ts_bytes = static_cast<std::uint32_t>(ts_bytes);
+    header->value_bytes = static_cast<std::uint32_t>(value_bytes);
+    header->checksum = checksum;
+  }
+  return total;
+}
+
+Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* h) noexcept {
+  if (chunk.size() < kChunkHeaderBytes) {
+    return Bad(std::to_string(chunk.size()) + " bytes < header " +
+               std::to_string(kChunkHeaderBytes));
+  }
+  const std::uint8_t* p = chunk.data();
+  h->version = p[0];
+  h->type = static_cast<ValueType>(p[1]);
+  h->ts_encoding = p[2];
+  h->value_encoding = p[3];
+  h->count = Load<std::uint16_t>(p + 4);
+  h->min_ts_ns = Load<std::int64_t>(p + 8);
+  h->max_ts_ns = Load<std::int64_t>(p + 16);
+  h->ts_bytes = Load<std::uint32_t>(p + 24);
+  h->value_bytes = Load<std::uint32_t>(p + 28);
+  h->checksum = Load<std::uint64_t>(p + 32);
+  if (h->version != kChunkFormatVersion) {
+    return Bad("unknown format version " + std::to_string(h->version));
+  }
+  if (p[1] >= kValueTypeCount) return Bad("unknown value type " + std::to_string(p[1]));
+  if (h->ts_encoding != kTimestampEncodingInt) {
+    return Bad("unknown timestamp encoding " + std::to_string(h->ts_encoding));
+  }
+  if (h->count == 0 || h->count > kChunkCapacity) {
+    return Bad("count " + std::to_string(h->count) + " outside 1.." +
+               std::to_string(kChunkCapacity));
+  }
+  if (h->min_ts_ns > h->max_ts_ns || (h->count == 1) != (h->min_ts_ns == h->max_ts_ns)) {
+    return Bad("time range [" + std::to_string(h->min_ts_ns) + ", " +
+               std::to_string(h->max_ts_ns) + "] inconsistent with count " +
+               std::to_string(h->count));
+  }
+  const std::uint64_t expected =
+      std::uint64_t{kChunkHeaderBytes} + h->ts_bytes + std::uint64_t{h->value_bytes};
+  if (expected != chunk.size()) {
+    return Bad("block sizes " + std::to_string(h->ts_bytes) + " + " +
+               std::to_string(h->value_bytes) + " + header != " + std::to_string(chunk.size()) +
+               " bytes");
+  }
+  return Status::OK();
+}
+
+Status ValidateChunk(std::span<const std::uint8_t> chunk, ChunkHeader* h) noexcept {
+  INGOT_RETURN_IF_ERROR(ParseChunkHeader(chunk, h));
+  const std::uint64_t actual = ChunkChecksum(chunk, h->ts_bytes + std::size_t{h->value_bytes});
+  if (actual != h->checksum) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "checksum mismatch: stored %016llx, computed %016llx",
+                  static_cast<unsigned long long>(h->checksum),
+                  static_cast<unsigned long long>(actual));
+    return Bad(buf);
+  }
+  return Status::OK();
+}
+
+Status DecodeChunkRaw(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
+                      std::span<std::int64_t> values_raw, codec::Workspace& ws) noexcept {
+  ChunkHeader h;
+  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values_raw.size(), &h, ws));
+  if (h.type != ValueType::kFloat) {
+    return codec::DecodeInts(ValueBlock(chunk, h), values_raw, ws).WithContext("chunk values");
+  }
+  alignas(64) double decoded[kChunkCapacity];
+  INGOT_RETURN_IF_ERROR(
+      codec::DecodeDoubles(ValueBlock(chunk, h), std::span<double>(decoded, h.count), ws)
+          .WithContext("chunk values"));
+  std::memcpy(values_raw.data(), decoded, h.count * sizeof(double));
+  return Status::OK();
+}
+
+Status DecodeChunk(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
+                   std::span<double> values, codec::Workspace& ws) noexcept {
+  ChunkHeader h;
+  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values.size(), &h, ws));
+  if (h.type == ValueType::kFloat) {
+    // The common case decodes straight into the caller's span.
+    return codec::DecodeDoubles(ValueBlock(chunk, h), values, ws).WithContext("chunk values");
+  }
+  alignas(64) std::int64_t decoded[kChunkCapacity];
+  INGOT_RETURN_IF_ERROR(
+      codec::DecodeInts(ValueBlock(chunk, h), std::span<std::int64_t>(decoded, h.count), ws)
+          .WithContext("chunk values"));
+  for (std::size_t i = 0; i < h.count; ++i) values[i] = static_cast<double>(decoded[i]);
+  return Status::OK();
+}
+
+}  // namespace ingot

@@ -1,0 +1,87 @@
+// Sealed chunk format: one series' points (at most 1024) as a self-checking byte string.
+//
+//   offset size
+//   0      1    format version (kChunkFormatVersion)
+//   1      1    value type (ValueType)
+//   2      1    timestamp encoding (kTimestampEncodingInt: codec::EncodeInts)
+//   3      1    value encoding: codec::FloatEncoding for float series, kIntValueEncoding otherwise
+//   4      2    count (1..1024)
+//   6      2    reserved, 0
+//   8      8    min timestamp (ns, the first point)
+//   16     8    max timestamp (ns, the last point)
+//   24     4    timestamp block bytes (T)
+//   28     4    value block bytes (V)
+//   32     8    checksum: XXH64(payload, seed = XXH64(bytes 0..31, 0))
+//   40     T    timestamp block
+//   40+T   V    value block
+//
+// All integers little-endian. Timestamps are strictly increasing within a chunk. The drawing with
+// the rationale lives in docs/chunk-format.md.
+//
+// Thread safety: free functions over caller buffers; reentrant (one Workspace per thread).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "chunk/series_key.h"
+#include "codec/codec.h"
+#include "config/status.h"
+
+namespace ingot {
+
+inline constexpr std::uint8_t kChunkFormatVersion = 1;
+inline constexpr std::size_t kChunkHeaderBytes = 40;
+inline constexpr std::size_t kChunkCapacity = codec::kBlockCapacity;
+// persisted: never renumber
+inline constexpr std::uint8_t kTimestampEncodingInt = 1;
+inline constexpr std::uint8_t kIntValueEncoding = 0x80;
+// Offset of the max timestamp: the retention filter reads only this field.
+inline constexpr std::size_t kChunkMaxTsOffset = 16;
+
+struct ChunkHeader {
+  std::uint8_t version = 0;
+  ValueType type = ValueType::kFloat;
+  std::uint8_t ts_encoding = 0;
+  std::uint8_t value_encoding = 0;
+  std::uint16_t count = 0;
+  std::int64_t min_ts_ns = 0;
+  std::int64_t max_ts_ns = 0;
+  std::uint32_t ts_bytes = 0;
+  std::uint32_t value_bytes = 0;
+  std::uint64_t checksum = 0;
+};
+
+// Upper bound of a sealed chunk of `count` points; size the seal buffer with it.
+std::size_t MaxSealedChunkBytes(std::size_t count) noexcept;
+
+// Encodes points into `out` and returns the bytes written. `values_bits` holds double bits for a
+// float series and int64 values for integer/boolean series. Uses and updates `hint` (float only).
+// REQUIRES: 1 <= ts.size() == values_bits.size() <= kChunkCapacity; ts strictly increasing;
+//           out.size() >= MaxSealedChunkBytes(ts.size()).
+std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
+                      std::span<const std::uint64_t> values_bits, codec::SeriesHint& hint,
+                      codec::Workspace& ws, std::span<std::uint8_t> out,
+                      ChunkHeader* header = nullptr) noexcept;
+
+// Structural checks only (size, version, type, count, block sizes, min <= max); no checksum. Cheap
+// enough for range filtering before a decode.
+Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* header) noexcept;
+
+// ParseChunkHeader plus the checksum.
+Status ValidateChunk(std::span<const std::uint8_t> chunk, ChunkHeader* header) noexcept;
+
+// Validates and decodes the whole chunk. Integer and boolean series come back as doubles.
+// REQUIRES: ts.size() == values.size() == header count (ParseChunkHeader first); a size mismatch is
+// reported as InvalidArgument. After a decode, timestamps are checked to be strictly increasing
+// and to match the header's min/max.
+Status DecodeChunk(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
+                   std::span<double> values, codec::Workspace& ws) noexcept;
+
+// As DecodeChunk, but values come back as their stored 64-bit pattern: double bits for float
+// series, the int64 itself for integer/boolean series.
+Status DecodeChunkRaw(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
+                      std::span<std::int64_t> values_raw, codec::Workspace& ws) noexcept;
+
+}  // namespace ingot

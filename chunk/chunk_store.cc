@@ -1,0 +1,176 @@
+#include "chunk/chunk_store.h"
+
+#include <cstring>
+
+#include <rocksdb/compaction_filter.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+
+#include "chunk/chunk_format.h"
+
+namespace ingot {
+
+namespace {
+
+constexpr std::uint64_t kSignBit = std::uint64_t{1} << 63;
+
+// Drops chunks whose newest point is older than a cutoff fixed when the compaction starts.
+class RetentionFilter final : public rocksdb::CompactionFilter {
+ public:
+  explicit RetentionFilter(std::int64_t cutoff_ns) : cutoff_ns_(cutoff_ns) {}
+  bool Filter(int /*level*/, const rocksdb::Slice& /*key*/, const rocksdb::Slice& value,
+              std::string* /*new_value*/, bool* /*value_changed*/) const override {
+    // A chunk too short to hold a header is kept: reads report it as corrupt, and retention is
+    // not the place to silently destroy evidence.
+    if (value.size() < kChunkHeaderBytes) return false;
+    std::int64_t max_ts;
+    std::memcpy(&max_ts, value.data() + kChunkMaxTsOffset, sizeof max_ts);
+    return max_ts < cutoff_ns_;
+  }
+  const char* Name() const override { return "ingot.RetentionFilter"; }
+
+ private:
+  const std::int64_t cutoff_ns_;
+};
+
+class RetentionFilterFactory final : public rocksdb::CompactionFilterFactory {
+ public:
+  RetentionFilterFactory(const Clock& clock, std::int64_t retention_s)
+      : clock_(clock), retention_ns_(retention_s * 1'000'000'000) {}
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context& /*context*/) override {
+    return std::make_unique<RetentionFilter>(clock_.NowNs() - retention_ns_);
+  }
+  const char* Name() const override { return "ingot.RetentionFilterFactory"; }
+
+ private:
+  const Clock& clock_;
+  const std::int64_t retention_ns_;
+};
+
+}  // namespace
+
+void PutBigEndian64(std::uint64_t v, std::uint8_t* out) noexcept {
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<std::uint8_t>(v);
+    v >>= 8;
+  }
+}
+
+std::uint64_t GetBigEndian64(const std::uint8_t* in) noexcept {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | in[i];
+  return v;
+}
+
+ChunkKey EncodeChunkKey(SeriesId sid, std::int64_t first_ts_ns) noexcept {
+  ChunkKey k;
+  PutBigEndian64(sid, k.bytes);
+  PutBigEndian64(static_cast<std::uint64_t>(first_ts_ns) ^ kSignBit, k.bytes + 8);
+  return k;
+}
+
+bool DecodeChunkKey(rocksdb::Slice key, SeriesId* sid, std::int64_t* first_ts_ns) noexcept {
+  if (key.size() != kChunkKeyBytes) return false;
+  const auto* p = reinterpret_cast<const std::uint8_t*>(key.data());
+  *sid = GetBigEndian64(p);
+  *first_ts_ns = static_cast<std::int64_t>(GetBigEndian64(p + 8) ^ kSignBit);
+  return true;
+}
+
+HeadKey EncodeHeadKey(SeriesId sid) noexcept {
+  HeadKey k;
+  k.bytes[0] = static_cast<std::uint8_t>(kHeadKeyPrefix);
+  PutBigEndian64(sid, k.bytes + 1);
+  return k;
+}
+
+bool DecodeHeadKey(rocksdb::Slice key, SeriesId* sid) noexcept {
+  if (key.size() != kHeadKeyBytes || key[0] != kHeadKeyPrefix) return false;
+  *sid = GetBigEndian64(reinterpret_cast<const std::uint8_t*>(key.data()) + 1);
+  return true;
+}
+
+Status FromRocks(const rocksdb::Status& s, const std::string& context) {
+  if (s.ok()) return Status::OK();
+  const std::string msg = context + ": " + s.ToString();
+  if (s.IsNotFound()) return Status::NotFound(msg);
+  if (s.IsCorruption()) return Status::Corruption(msg);
+  if (s.IsInvalidArgument()) return Status::InvalidArgument(msg);
+  if (s.IsBusy() || s.IsTryAgain()) return Status::Busy(msg);
+  return Status::IOError(msg);
+}
+
+Status ChunkStore::Open(const std::string& dir, const StorageOptions& options,
+                        std::unique_ptr<ChunkStore>* store) {
+  return Open(dir, options, SystemClock::Instance(), store);
+}
+
+Status ChunkStore::Open(const std::string& dir, const StorageOptions& options,
+                        const Clock& clock, std::unique_ptr<ChunkStore>* store) {
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = 2;
+  db_options.keep_log_file_num = 5;
+
+  rocksdb::ColumnFamilyOptions index_options;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  index_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  // Chunk payloads are already compressed by the codec; a second pass costs CPU and saves ~0.
+  rocksdb::ColumnFamilyOptions chunk_options = index_options;
+  chunk_options.compression = rocksdb::kNoCompression;
+  chunk_options.bottommost_compression = rocksdb::kNoCompression;
+  if (options.retention_s > 0) {
+    chunk_options.compaction_filter_factory =
+        std::make_shared<RetentionFilterFactory>(clock, options.retention_s);
+  }
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, index_options},
+      {"series", index_options},
+      {"series_by_id", index_options},
+      {"chunks", chunk_options},
+      {"meta", index_options},
+  };
+  std::unique_ptr<ChunkStore> s(new ChunkStore());
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = rocksdb::DB::Open(db_options, dir, families, &s->handles_, &raw);
+  if (!rs.ok()) return FromRocks(rs, "open RocksDB at '" + dir + "'");
+  s->db_.reset(raw);
+  *store = std::move(s);
+  return Status::OK();
+}
+
+Status ChunkStore::CompactChunks() {
+  rocksdb::CompactRangeOptions options;
+  // Force the bottommost level through the filter too, so that every chunk is examined.
+  options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  return FromRocks(db_->CompactRange(options, chunks_cf(), nullptr, nullptr),
+                   "compact chunks");
+}
+
+std::uint64_t ChunkStore::ChunkBytesOnDisk() {
+  std::uint64_t sst = 0, mem = 0;
+  db_->GetIntProperty(chunks_cf(), rocksdb::DB::Properties::kTotalSstFilesSize, &sst);
+  db_->GetIntProperty(chunks_cf(), rocksdb::DB::Properties::kCurSizeAllMemTables, &mem);
+  return sst + mem;
+}
+
+Status ChunkStore::Close() {
+  if (!db_) return Status::OK();
+  rocksdb::FlushOptions flush;
+  rocksdb::Status rs = db_->Flush(flush, handles_);
+  for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+  handles_.clear();
+  rocksdb::Status cs = db_->Close();
+  db_.reset();
+  if (!rs.ok()) return FromRocks(rs, "flush RocksDB");
+  return FromRocks(cs, "close RocksDB");
+}
+
+ChunkStore::~ChunkStore() { (void)Close(); }
+
+}  // namespace ingot

@@ -1,0 +1,100 @@
+// ChunkStore: the RocksDB database holding the series index, the sealed chunks and the head
+// checkpoints.
+//
+// Column families (see docs/chunk-format.md and DESIGN.md §4):
+//   series        canonical series key                  -> big-endian series id, value type
+//   series_by_id  big-endian series id                   -> value type, canonical key
+//   chunks        big-endian sid ‖ big-endian flipped ts -> sealed chunk (RocksDB compression off)
+//   meta          'h' ‖ big-endian sid                   -> checkpointed open buffer (chunk format)
+//
+// The chunk key puts the first timestamp of the chunk after the series id with its sign bit
+// flipped, so that byte order is (series, time) order for negative timestamps too.
+//
+// Retention: when `retention_s` > 0 the chunks family gets a compaction filter (made per
+// compaction by a factory) that drops chunks whose newest point is older than clock.NowNs() -
+// retention at the start of that compaction.
+//
+// Thread safety: thread-safe (RocksDB is); Close() must not race with other calls.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rocksdb/db.h>
+
+#include "chunk/series_key.h"
+#include "config/clock.h"
+#include "config/options.h"
+#include "config/status.h"
+
+namespace ingot {
+
+inline constexpr std::size_t kChunkKeyBytes = 16;
+inline constexpr std::size_t kHeadKeyBytes = 9;
+inline constexpr char kHeadKeyPrefix = 'h';
+
+// Fixed-size encoded keys; the arrays are the key bytes.
+struct ChunkKey {
+  std::uint8_t bytes[kChunkKeyBytes];
+  rocksdb::Slice slice() const {
+    return rocksdb::Slice(reinterpret_cast<const char*>(bytes), kChunkKeyBytes);
+  }
+};
+ChunkKey EncodeChunkKey(SeriesId sid, std::int64_t first_ts_ns) noexcept;
+// False if `key` is not kChunkKeyBytes long.
+bool DecodeChunkKey(rocksdb::Slice key, SeriesId* sid, std::int64_t* first_ts_ns) noexcept;
+
+struct HeadKey {
+  std::uint8_t bytes[kHeadKeyBytes];
+  rocksdb::Slice slice() const {
+    return rocksdb::Slice(reinterpret_cast<const char*>(bytes), kHeadKeyBytes);
+  }
+};
+HeadKey EncodeHeadKey(SeriesId sid) noexcept;
+bool DecodeHeadKey(rocksdb::Slice key, SeriesId* sid) noexcept;
+
+void PutBigEndian64(std::uint64_t v, std::uint8_t* out) noexcept;
+std::uint64_t GetBigEndian64(const std::uint8_t* in) noexcept;
+
+class ChunkStore {
+ public:
+  // Opens (creating if missing) the database in `dir`. `clock` drives retention and must outlive
+  // the store; the overload without it uses the system clock.
+  static Status Open(const std::string& dir, const StorageOptions& options, const Clock& clock,
+                     std::unique_ptr<ChunkStore>* store);
+  static Status Open(const std::string& dir, const StorageOptions& options,
+                     std::unique_ptr<ChunkStore>* store);
+  ~ChunkStore();
+
+  ChunkStore(const ChunkStore&) = delete;
+  ChunkStore& operator=(const ChunkStore&) = delete;
+
+  // Flushes memtables and closes the database. Idempotent.
+  Status Close();
+
+  // Compacts the whole chunks family (runs the retention filter over every chunk).
+  Status CompactChunks();
+
+  // Bytes of live SST files plus memtables of the chunks family (an estimate for reports).
+  std::uint64_t ChunkBytesOnDisk();
+
+  rocksdb::DB* db() { return db_.get(); }
+  rocksdb::ColumnFamilyHandle* series_cf() { return handles_[kSeries]; }
+  rocksdb::ColumnFamilyHandle* series_by_id_cf() { return handles_[kSeriesById]; }
+  rocksdb::ColumnFamilyHandle* chunks_cf() { return handles_[kChunks]; }
+  rocksdb::ColumnFamilyHandle* meta_cf() { return handles_[kMeta]; }
+
+ private:
+  enum Family { kDefault = 0, kSeries, kSeriesById, kChunks, kMeta, kFamilyCount };
+  ChunkStore() = default;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+};
+
+// Converts a RocksDB status into ours, keeping the message.
+Status FromRocks(const rocksdb::Status& s, const std::string& context);
+
+}  // namespace ingot

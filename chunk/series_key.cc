@@ -1,0 +1,88 @@
+#include "chunk/series_key.h"
+
+namespace ingot {
+
+namespace {
+
+bool NeedsEscape(char c) { return c == '\\' || c == ',' || c == '=' || c == ' '; }
+
+void AppendEscaped(std::string_view s, std::string* out) {
+  for (char c : s) {
+    if (NeedsEscape(c)) out->push_back('\\');
+    out->push_back(c);
+  }
+}
+
+// Reads one escaped component starting at `*pos` up to (not including) the first unescaped byte
+// in `stops`; returns false on a dangling escape.
+bool ReadComponent(std::string_view key, std::size_t* pos, std::string_view stops,
+                   std::string* out) {
+  out->clear();
+  std::size_t i = *pos;
+  while (i < key.size()) {
+    const char c = key[i];
+    if (c == '\\') {
+      if (i + 1 >= key.size()) return false;
+      out->push_back(key[i + 1]);
+      i += 2;
+      continue;
+    }
+    if (stops.find(c) != std::string_view::npos) break;
+    out->push_back(c);
+    ++i;
+  }
+  *pos = i;
+  return true;
+}
+
+}  // namespace
+
+const char* ValueTypeName(ValueType type) noexcept {
+  switch (type) {
+    case ValueType::kFloat: return "float";
+    case ValueType::kInteger: return "integer";
+    case ValueType::kBoolean: return "boolean";
+  }
+  return "unknown";
+}
+
+void BuildSeriesKey(std::string_view measurement, std::span<const TagView> tags_sorted_unescaped,
+                    std::string_view field, std::string* out) {
+  out->clear();
+  AppendEscaped(measurement, out);
+  for (const auto& [k, v] : tags_sorted_unescaped) {
+    out->push_back(',');
+    AppendEscaped(k, out);
+    out->push_back('=');
+    AppendEscaped(v, out);
+  }
+  out->push_back(' ');
+  AppendEscaped(field, out);
+}
+
+Status ParseSeriesKey(std::string_view key, SeriesKeyParts* out) {
+  out->tags.clear();
+  std::size_t pos = 0;
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument("series key '" + std::string(key) + "': " + std::string(why) +
+                                   " at byte " + std::to_string(pos));
+  };
+  if (!ReadComponent(key, &pos, ", ", &out->measurement)) return bad("dangling escape");
+  if (out->measurement.empty()) return bad("empty measurement");
+  std::string k, v;
+  while (pos < key.size() && key[pos] == ',') {
+    ++pos;
+    if (!ReadComponent(key, &pos, "=, ", &k)) return bad("dangling escape");
+    if (pos >= key.size() || key[pos] != '=') return bad("tag without '='");
+    ++pos;
+    if (!ReadComponent(key, &pos, ", ", &v)) return bad("dangling escape");
+    out->tags.emplace_back(k, v);
+  }
+  if (pos >= key.size() || key[pos] != ' ') return bad("missing field");
+  ++pos;
+  if (!ReadComponent(key, &pos, "", &out->field)) return bad("dangling escape");
+  if (out->field.empty()) return bad("empty field");
+  return Status::OK();
+}
+
+}  // namespace ingot

@@ -1,0 +1,338 @@
+#include "chunk/shard_engine.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstring>
+
+#include "chunk/chunk_format.h"
+#include "chunk/storage_metrics.h"
+#include "chunk/wal_format.h"
+#include "config/logging.h"
+
+namespace ingot {
+
+namespace {
+
+std::int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void EncodePoints(std::span<const PointRecord> batch, std::vector<std::uint8_t>* out) {
+  out->resize(kWalPointsHeaderBytes + batch.size() * kWalPointBytes);
+  std::uint8_t* p = out->data();
+  p[0] = kWalPointsRecord;
+  p[1] = p[2] = p[3] = 0;
+  const auto count = static_cast<std::uint32_t>(batch.size());
+  std::memcpy(p + 4, &count, 4);
+  p += kWalPointsHeaderBytes;
+  for (const PointRecord& r : batch) {
+    std::memcpy(p, &r.sid, 8);
+    std::memcpy(p + 8, &r.ts_ns, 8);
+    std::memcpy(p + 16, &r.bits, 8);
+    p[24] = static_cast<std::uint8_t>(r.type);
+    p += kWalPointBytes;
+  }
+}
+
+double BitsToDouble(ValueType type, std::uint64_t bits) {
+  if (type == ValueType::kFloat) return std::bit_cast<double>(bits);
+  return static_cast<double>(static_cast<std::int64_t>(bits));
+}
+
+}  // namespace
+
+ShardEngine::ShardEngine(int shard_id, int shard_count, const StorageOptions& options,
+                         WalSyncPolicy policy, ChunkStore& store, const Clock& clock)
+    : shard_id_(shard_id),
+      shard_count_(shard_count),
+      options_(options),
+      policy_(policy),
+      store_(store),
+      clock_(clock),
+      last_checkpoint_steady_ns_(SteadyNowNs()),
+      seal_buffer_(MaxSealedChunkBytes(kChunkCapacity)),
+      ws_(std::make_unique<codec::Workspace>()) {}
+
+ShardEngine::~ShardEngine() { (void)Close(); }
+
+Status ShardEngine::StartWal(const std::string& dir, std::uint64_t first_seq) {
+  std::lock_guard lock(write_mu_);
+  return Wal::Open(dir, policy_, first_seq, &wal_);
+}
+
+Status ShardEngine::Append(std::span<const PointRecord> batch, AppendResult* result) {
+  AppendResult local;
+  if (result == nullptr) result = &local;
+  *result = AppendResult{};
+  if (batch.empty()) return Status::OK();
+  std::lock_guard lock(write_mu_);
+  if (!failed_.ok()) return failed_;
+  if (closed_ || !wal_) return Status::IOError("shard " + std::to_string(shard_id_) + " closed");
+  for (const PointRecord& p : batch) {
+    // Reads look for a series' head in shard ShardOf(sid); a misrouted point would be invisible.
+    const std::uint64_t owner = p.sid % static_cast<std::uint64_t>(shard_count_);
+    if (owner != static_cast<std::uint64_t>(shard_id_)) {
+      return Status::InvalidArgument("series " + std::to_string(p.sid) + " belongs to shard " +
+                                     std::to_string(owner) + ", not " + std::to_string(shard_id_));
+    }
+  }
+  EncodePoints(batch, &wal_payload_);
+  INGOT_RETURN_IF_ERROR(wal_->Append(wal_payload_));
+  INGOT_RETURN_IF_ERROR(Apply(batch, result));
+  if (wal_->bytes_since_roll() >= options_.wal_max_bytes) {
+    // The batch is durable and applied whatever happens here; a failed checkpoint only keeps the
+    // WAL longer (and a RocksDB failure stops later writes).
+    Status st = CheckpointLocked();
+    if (!st.ok()) Logger("storage")->error("shard {}: checkpoint: {}", shard_id_, st.ToString());
+  }
+  return Status::OK();
+}
+
+Status ShardEngine::Replay(std::span<const PointRecord> batch, AppendResult* result) {
+  std::lock_guard lock(write_mu_);
+  return Apply(batch, result);
+}
+
+ShardEngine::Slot* ShardEngine::FindOrCreateLocked(SeriesId sid, ValueType type) {
+  auto it = heads_.find(sid);
+  if (it != heads_.end()) return &it->second;
+  // First point of this series since start: chunks already sealed bound what may still be
+  // accepted. One seek per series per process lifetime.
+  std::int64_t newest_sealed = HeadBuffer::kNoSealedTs;
+  const ChunkKey lower = EncodeChunkKey(sid, std::numeric_limits<std::int64_t>::min());
+  const rocksdb::Slice lower_slice = lower.slice();
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  std::unique_ptr<rocksdb::Iterator> iter(store_.db()->NewIterator(ro, store_.chunks_cf()));
+  iter->SeekForPrev(EncodeChunkKey(sid, std::numeric_limits<std::int64_t>::max()).slice());
+  SeriesId key_sid;
+  std::int64_t first_ts;
+  if (iter->Valid() && DecodeChunkKey(iter->key(), &key_sid, &first_ts) && key_sid == sid) {
+    ChunkHeader h;
+    const rocksdb::Slice v = iter->value();
+    const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(v.data()),
+                                              v.size());
+    newest_sealed = ParseChunkHeader(bytes, &h).ok() ? h.max_ts_ns : first_ts;
+  }
+  auto [pos, inserted] = heads_.try_emplace(sid, Slot{HeadBuffer(type, newest_sealed), false});
+  return &pos->second;
+}
+
+void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns,
+                             AppendResult* result) {
+  const std::size_t n = std::min(head.size(), kChunkCapacity);
+  const auto ts = head.ts().first(n);
+  const auto values = head.values_bits().first(n);
+  // Points that expired while they waited in the head are dropped here rather than sealed into a
+  // chunk that the next compaction would delete.
+  const auto live = static_cast<std::size_t>(std::lower_bound(ts.begin(), ts.end(), cutoff_ns) -
+                                             ts.begin());
+  StorageMetrics& m = Metrics();
+  if (live > 0) m.points_dropped_retention->Add(live);
+  if (live < n) {
+    ChunkHeader h;
+    const std::size_t bytes = SealChunk(head.type(), ts.subspan(live), values.subspan(live),
+                                        head.hint(), *ws_, seal_buffer_, &h);
+    seal_batch_.Put(store_.chunks_cf(), EncodeChunkKey(sid, h.min_ts_ns).slice(),
+                    rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
+    result->chunks_sealed++;
+    if (head.type() == ValueType::kFloat && h.value_encoding < codec::kFloatEncodingCount) {
+      m.chunks_sealed_float[h.value_encoding]->Add();
+    } else {
+      m.chunks_sealed_int->Add();
+    }
+    m.values_sealed->Add(n - live);
+    m.chunk_bytes_written->Add(bytes);
+  }
+  head.DropFront(n, /*sealed=*/true);
+}
+
+Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* result) {
+  AppendResult local;
+  if (result == nullptr) result = &local;
+  const std::int64_t cutoff_ns = options_.retention_s > 0
+                                     ? clock_.NowNs() - options_.retention_s * 1'000'000'000
+                                     : std::numeric_limits<std::int64_t>::min();
+  std::lock_guard lock(heads_mu_);
+  seal_batch_.Clear();
+  for (const PointRecord& p : batch) {
+    if (p.ts_ns < cutoff_ns) {
+      result->rejected_expired++;
+      continue;
+    }
+    Slot* slot = FindOrCreateLocked(p.sid, p.type);
+    HeadBuffer& head = slot->head;
+    if (head.type() != p.type) {
+      result->rejected_type++;
+      continue;
+    }
+    if (head.Insert(p.ts_ns, p.bits) == HeadBuffer::InsertResult::kTooOld) {
+      result->rejected_too_old++;
+      continue;
+    }
+    result->accepted++;
+    slot->dirty = true;
+    if (head.overfull()) SealLocked(p.sid, head, cutoff_ns, result);
+  }
+  StorageMetrics& m = Metrics();
+  m.points_accepted->Add(result->accepted);
+  if (result->rejected_too_old) m.points_rejected_too_old->Add(result->rejected_too_old);
+  if (result->rejected_expired) m.points_rejected_expired->Add(result->rejected_expired);
+  if (result->rejected_type) m.points_rejected_type->Add(result->rejected_type);
+  if (seal_batch_.Count() > 0) {
+    // Not synced: the points are in our WAL, and the next checkpoint's synced write makes every
+    // earlier RocksDB write durable before any WAL segment is deleted.
+    rocksdb::Status rs = store_.db()->Write(rocksdb::WriteOptions(), &seal_batch_);
+    seal_batch_.Clear();
+    if (!rs.ok()) {
+      failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": write sealed chunks");
+      m.write_errors->Add();
+      Logger("storage")->error("{}; shard stops accepting writes, WAL kept for replay",
+                               failed_.ToString());
+      return failed_;
+    }
+  }
+  return Status::OK();
+}
+
+Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                             std::vector<std::int64_t>* ts, std::vector<double>* values,
+                             std::int64_t* head_first_ts_ns) const {
+  ts->clear();
+  values->clear();
+  std::lock_guard lock(heads_mu_);
+  auto it = heads_.find(sid);
+  if (it == heads_.end() || it->second.head.empty()) {
+    if (head_first_ts_ns != nullptr) *head_first_ts_ns = std::numeric_limits<std::int64_t>::max();
+    return Status::OK();
+  }
+  const HeadBuffer& head = it->second.head;
+  const auto all_ts = head.ts();
+  if (head_first_ts_ns != nullptr) *head_first_ts_ns = all_ts.front();
+  if (start_ns > end_ns) return Status::OK();
+  const auto first = std::lower_bound(all_ts.begin(), all_ts.end(), start_ns);
+  const auto last = std::upper_bound(first, all_ts.end(), end_ns);
+  const auto from = static_cast<std::size_t>(first - all_ts.begin());
+  const auto to = static_cast<std::size_t>(last - all_ts.begin());
+  ts->assign(first, last);
+  values->resize(to - from);
+  const auto bits = head.values_bits();
+  for (std::size_t i = from; i < to; ++i) (*values)[i - from] = BitsToDouble(head.type(), bits[i]);
+  return Status::OK();
+}
+
+Status ShardEngine::PersistHeads() {
+  std::lock_guard lock(write_mu_);
+  return PersistHeadsLocked();
+}
+
+Status ShardEngine::PersistHeadsLocked() {
+  rocksdb::WriteBatch batch;
+  {
+    std::lock_guard lock(heads_mu_);
+    for (auto& [sid, slot] : heads_) {
+      HeadBuffer& head = slot.head;
+      if (!slot.dirty) {
+        head.ReleaseMemoryIfEmpty();
+        continue;
+      }
+      const HeadKey key = EncodeHeadKey(sid);
+      if (head.empty()) {
+        batch.Delete(store_.meta_cf(), key.slice());
+      } else {
+        // A copy of the hint: a partial buffer should not steer the next real chunk's encoding.
+        codec::SeriesHint hint = head.hint();
+        const std::size_t bytes =
+            SealChunk(head.type(), head.ts(), head.values_bits(), hint, *ws_, seal_buffer_);
+        batch.Put(store_.meta_cf(), key.slice(),
+                  rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
+      }
+      slot.dirty = false;
+    }
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  rocksdb::Status rs = store_.db()->Write(wo, &batch);
+  if (!rs.ok()) {
+    failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": checkpoint heads");
+    Metrics().write_errors->Add();
+    return failed_;
+  }
+  return Status::OK();
+}
+
+Status ShardEngine::CheckpointLocked() {
+  if (!failed_.ok()) return failed_;
+  if (!wal_) return Status::IOError("shard " + std::to_string(shard_id_) + ": WAL not open");
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t covered_seq = 0;
+  INGOT_RETURN_IF_ERROR(wal_->Roll(&covered_seq));
+  INGOT_RETURN_IF_ERROR(PersistHeadsLocked());
+  INGOT_RETURN_IF_ERROR(wal_->DeleteSegmentsUpTo(covered_seq));
+  last_checkpoint_steady_ns_ = SteadyNowNs();
+  Metrics().checkpoints->Add();
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  Metrics().checkpoint_seconds->Observe(took.count());
+  return Status::OK();
+}
+
+Status ShardEngine::Checkpoint() {
+  std::lock_guard lock(write_mu_);
+  if (closed_) return Status::OK();
+  return CheckpointLocked();
+}
+
+Status ShardEngine::CheckpointIfDue() {
+  std::lock_guard lock(write_mu_);
+  if (closed_ || !wal_ || !failed_.ok() || wal_->bytes_since_roll() == 0) return Status::OK();
+  const std::int64_t age_ns = SteadyNowNs() - last_checkpoint_steady_ns_;
+  if (wal_->bytes_since_roll() >= options_.wal_max_bytes ||
+      age_ns >= std::int64_t{options_.checkpoint_interval_ms} * 1'000'000) {
+    return CheckpointLocked();
+  }
+  return Status::OK();
+}
+
+Status ShardEngine::SyncWal() {
+  // The WAL's own mutex orders this against the writer; no write lock so that a slow fsync does
+  // not stall the writer.
+  Wal* wal;
+  {
+    std::lock_guard lock(write_mu_);
+    if (closed_ || !wal_) return Status::OK();
+    wal = wal_.get();
+  }
+  return wal->SyncIfDirty();
+}
+
+Status ShardEngine::Close() {
+  std::lock_guard lock(write_mu_);
+  if (closed_) return Status::OK();
+  closed_ = true;
+  if (!wal_) return Status::OK();
+  Status st = failed_;
+  if (st.ok()) st = PersistHeadsLocked();
+  Status close_st = wal_->Close();
+  if (st.ok() && close_st.ok()) {
+    // Everything the WAL holds is now in RocksDB (synced): restart needs no replay.
+    st = wal_->DeleteSegmentsUpTo(wal_->current_seq());
+  }
+  return st.ok() ? close_st : st;
+}
+
+std::size_t ShardEngine::head_series() const {
+  std::lock_guard lock(heads_mu_);
+  return heads_.size();
+}
+
+std::size_t ShardEngine::head_points() const {
+  std::lock_guard lock(heads_mu_);
+  std::size_t n = 0;
+  for (const auto& [sid, slot] : heads_) n += slot.head.size();
+  return n;
+}
+
+}  // namespace ingot

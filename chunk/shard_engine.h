@@ -1,0 +1,141 @@
+// ShardEngine: the head buffers of the series routed to one shard, and that shard's WAL.
+//
+// Write path (Append, called by the shard's single writer thread): the batch becomes one WAL
+// record (group commit: one write and, under wal_sync = "always", one fdatasync for the whole
+// batch); only then are its points applied to the head buffers under the head mutex, taken once
+// per batch. A buffer that overflows a chunk is sealed and every chunk sealed by the batch goes
+// to RocksDB in one WriteBatch before the mutex is released, so a reader sees each point either
+// in a head snapshot or in a chunk (see Storage::ReadSeries for the reader's half).
+//
+// Checkpoints keep the WAL bounded: roll the WAL to a new segment, write every head buffer that
+// changed since the last checkpoint to the meta family (synced), delete the older segments. A
+// checkpoint runs when the WAL has grown by wal_max_bytes (inline, by the writer) or when
+// checkpoint_interval_ms has passed (Storage's background thread), and at Close().
+//
+// Errors: a failed WAL append rejects the batch (nothing applied). A failed RocksDB write puts the
+// engine in a failed state: Append and Checkpoint return the error from then on and the WAL is
+// never deleted, so a restart replays what could not be written. Reads keep working.
+//
+// Thread safety: Append is called by one thread at a time; ReadHead from any thread;
+// Checkpoint/CheckpointIfDue/SyncWal/Close from any thread (they serialize with Append on the
+// write mutex).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <rocksdb/write_batch.h>
+
+#include "chunk/chunk_store.h"
+#include "chunk/head_buffer.h"
+#include "chunk/series_key.h"
+#include "chunk/wal.h"
+#include "codec/workspace.h"
+#include "config/clock.h"
+#include "config/options.h"
+#include "config/status.h"
+
+namespace ingot {
+
+// One point on its way into storage.
+struct PointRecord {
+  SeriesId sid;
+  std::int64_t ts_ns;
+  std::uint64_t bits;  // double bits (kFloat), int64 (kInteger), 0 or 1 (kBoolean)
+  ValueType type;      // must equal the series' stored type, else the point is rejected
+};
+
+struct AppendResult {
+  std::uint64_t accepted = 0;
+  std::uint64_t rejected_too_old = 0;  // at or before the newest sealed point of its series
+  std::uint64_t rejected_expired = 0;  // older than now - retention
+  std::uint64_t rejected_type = 0;     // type differs from the series' type
+  std::uint64_t chunks_sealed = 0;
+  std::uint64_t rejected() const { return rejected_too_old + rejected_expired + rejected_type; }
+};
+
+class ShardEngine {
+ public:
+  // `store` and `clock` must outlive the engine. The WAL is opened later by StartWal().
+  ShardEngine(int shard_id, int shard_count, const StorageOptions& options, WalSyncPolicy policy,
+              ChunkStore& store, const Clock& clock);
+  ~ShardEngine();
+
+  ShardEngine(const ShardEngine&) = delete;
+  ShardEngine& operator=(const ShardEngine&) = delete;
+
+  // Logs the batch, then applies it. OK means every accepted point is durable under the sync
+  // policy; `result` (may be null) counts accepted and rejected points.
+  // REQUIRES: every point's sid % shard_count == shard_id (Storage::ShardOf); a misrouted batch is
+  // rejected whole with InvalidArgument. An error other than that may follow a WAL write, so a
+  // retried batch can be logged twice, which is harmless (a duplicate timestamp replaces).
+  Status Append(std::span<const PointRecord> batch, AppendResult* result);
+
+  // Copies the head points of `sid` with start_ns <= ts <= end_ns (appending to the vectors after
+  // clearing them). `*head_first_ts_ns` (optional) gets the oldest point of the whole head buffer,
+  // or INT64_MAX when it is empty: chunks hold only older points.
+  Status ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                  std::vector<std::int64_t>* ts, std::vector<double>* values,
+                  std::int64_t* head_first_ts_ns = nullptr) const;
+
+  Status Checkpoint();
+  // Checkpoints if the WAL passed wal_max_bytes or checkpoint_interval_ms passed with writes.
+  Status CheckpointIfDue();
+  // fdatasync the WAL if dirty (the "interval" policy's background step).
+  Status SyncWal();
+  // Persists every open buffer, closes the WAL and deletes its segments (unless failed). After
+  // Close, Append returns an error. Idempotent.
+  Status Close();
+
+  int shard_id() const { return shard_id_; }
+  std::size_t head_series() const;
+  std::size_t head_points() const;
+
+  // --- used by Storage during recovery, before StartWal; not for other callers ---
+  // Applies points without logging them.
+  Status Replay(std::span<const PointRecord> batch, AppendResult* result);
+  // Writes every changed head to the meta family (synced), without touching the WAL.
+  Status PersistHeads();
+  Status StartWal(const std::string& dir, std::uint64_t first_seq);
+
+ private:
+  struct Slot {
+    HeadBuffer head;
+    bool dirty = false;  // changed since the last checkpoint
+  };
+
+  Status Apply(std::span<const PointRecord> batch, AppendResult* result);
+  Slot* FindOrCreateLocked(SeriesId sid, ValueType type);
+  void SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns, AppendResult* result);
+  Status PersistHeadsLocked();
+  Status CheckpointLocked();
+
+  const int shard_id_;
+  const int shard_count_;
+  const StorageOptions options_;
+  const WalSyncPolicy policy_;
+  ChunkStore& store_;
+  const Clock& clock_;
+
+  std::mutex write_mu_;  // serializes Append, Checkpoint, Close
+  std::unique_ptr<Wal> wal_;
+  std::vector<std::uint8_t> wal_payload_;
+  Status failed_;
+  bool closed_ = false;
+  std::int64_t last_checkpoint_steady_ns_ = 0;
+
+  mutable std::mutex heads_mu_;  // guards heads_, writes of seal_buffer_ and ws_
+  std::unordered_map<SeriesId, Slot> heads_;
+  std::vector<std::uint8_t> seal_buffer_;
+  std::unique_ptr<codec::Workspace> ws_;
+  rocksdb::WriteBatch seal_batch_;  // reused per Append
+};
+
+}  // namespace ingot

@@ -1,0 +1,397 @@
+#include "chunk/storage.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+
+#include "chunk/storage_metrics.h"
+#include "chunk/wal_format.h"
+#include "config/logging.h"
+
+namespace ingot {
+
+namespace {
+
+constexpr std::int64_t kMinTs = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
+
+std::span<const std::uint8_t> AsBytes(const rocksdb::Slice& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+// Increments a big-endian byte string; false on overflow (all bytes were 0xff).
+bool IncrementKey(std::uint8_t* bytes, std::size_t n) {
+  for (std::size_t i = n; i-- > 0;) {
+    if (++bytes[i] != 0) return true;
+  }
+  return false;
+}
+
+Status ChunkError(const ChunkView& view, const Status& cause) {
+  Metrics().chunks_corrupt->Add();
+  Status st = Status::Corruption("series " + std::to_string(view.sid) + " chunk [" +
+                                 std::to_string(view.first_ts_ns) + ", " +
+                                 std::to_string(view.last_ts_ns()) + "]: " +
+                                 std::string(cause.message()));
+  Logger("storage")->error("{}", st.ToString());
+  return st;
+}
+
+// Parses a WAL points payload into `records`; false if the framing inside the payload is bad.
+bool ParsePointsPayload(std::span<const std::uint8_t> payload, std::vector<PointRecord>* records,
+                        std::uint64_t* bad_points) {
+  records->clear();
+  if (payload.size() < kWalPointsHeaderBytes || payload[0] != kWalPointsRecord) return false;
+  std::uint32_t count;
+  std::memcpy(&count, payload.data() + 4, 4);
+  if (payload.size() != kWalPointsHeaderBytes + std::size_t{count} * kWalPointBytes) return false;
+  records->reserve(count);
+  const std::uint8_t* p = payload.data() + kWalPointsHeaderBytes;
+  for (std::uint32_t i = 0; i < count; ++i, p += kWalPointBytes) {
+    PointRecord r;
+    std::memcpy(&r.sid, p, 8);
+    std::memcpy(&r.ts_ns, p + 8, 8);
+    std::memcpy(&r.bits, p + 16, 8);
+    if (p[24] >= kValueTypeCount || r.sid == kInvalidSeriesId) {
+      ++*bad_points;
+      continue;
+    }
+    r.type = static_cast<ValueType>(p[24]);
+    records->push_back(r);
+  }
+  return true;
+}
+
+}  // namespace
+
+Storage::Storage(const StorageOptions& options, const Clock& clock)
+    : options_(options), clock_(clock) {}
+
+Storage::~Storage() { (void)Close(); }
+
+Status Storage::Open(const StorageOptions& options, int shard_count, const Clock& clock,
+                     std::unique_ptr<Storage>* storage) {
+  if (shard_count < 1) {
+    return Status::InvalidArgument("shard count " + std::to_string(shard_count) + " < 1");
+  }
+  std::unique_ptr<Storage> s(new Storage(options, clock));
+  INGOT_RETURN_IF_ERROR(ParseWalSyncPolicy(options.wal_sync, &s->policy_));
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (ec) {
+    return Status::IOError("create data dir '" + options.data_dir + "': " + ec.message());
+  }
+  INGOT_RETURN_IF_ERROR(ChunkStore::Open(options.data_dir + "/db", options, clock, &s->store_));
+  INGOT_RETURN_IF_ERROR(SeriesIndex::Load(*s->store_, &s->index_));
+  for (int i = 0; i < shard_count; ++i) {
+    s->shards_.push_back(
+        std::make_unique<ShardEngine>(i, shard_count, options, s->policy_, *s->store_, clock));
+  }
+  INGOT_RETURN_IF_ERROR(s->Recover());
+  s->background_ = std::thread([p = s.get()] { p->BackgroundLoop(); });
+  *storage = std::move(s);
+  return Status::OK();
+}
+
+Status Storage::Recover() {
+  auto log = Logger("storage");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::vector<PointRecord>> routed(shards_.size());
+  auto flush_routed = [&]() -> Status {
+    for (std::size_t i = 0; i < routed.size(); ++i) {
+      if (routed[i].empty()) continue;
+      AppendResult r;
+      INGOT_RETURN_IF_ERROR(shards_[i]->Replay(routed[i], &r));
+      recovery_.points_replayed += r.accepted;
+      routed[i].clear();
+    }
+    return Status::OK();
+  };
+
+  // 1. Head buffers persisted by the last checkpoint or clean shutdown.
+  {
+    const char lower_key[1] = {kHeadKeyPrefix};
+    const char upper_key[1] = {static_cast<char>(kHeadKeyPrefix + 1)};
+    const rocksdb::Slice lower(lower_key, 1), upper(upper_key, 1);
+    rocksdb::ReadOptions ro;
+    ro.iterate_lower_bound = &lower;
+    ro.iterate_upper_bound = &upper;
+    std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->meta_cf()));
+    auto ws = std::make_unique<codec::Workspace>();
+    std::vector<std::int64_t> ts(kChunkCapacity), raw(kChunkCapacity);
+    for (it->Seek(lower); it->Valid(); it->Next()) {
+      SeriesId sid;
+      ChunkHeader h;
+      const auto bytes = AsBytes(it->value());
+      Status st = DecodeHeadKey(it->key(), &sid) ? ParseChunkHeader(bytes, &h)
+                                                 : Status::Corruption("malformed head key");
+      if (st.ok()) {
+        st = ingot::DecodeChunkRaw(bytes, std::span(ts).first(h.count),
+                                   std::span(raw).first(h.count), *ws);
+      }
+      if (!st.ok()) {
+        recovery_.heads_corrupt++;
+        Metrics().chunks_corrupt->Add();
+        log->error("checkpointed head buffer of series {} unreadable, skipped: {}", sid,
+                   st.ToString());
+        continue;
+      }
+      auto& out = routed[static_cast<std::size_t>(ShardOf(sid))];
+      for (std::size_t i = 0; i < h.count; ++i) {
+        out.push_back({sid, ts[i], static_cast<std::uint64_t>(raw[i]), h.type});
+      }
+      recovery_.heads_restored++;
+    }
+    INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "read head checkpoints"));
+    INGOT_RETURN_IF_ERROR(flush_routed());
+  }
+
+  // 2. Every WAL segment of every shard directory, oldest first per directory. A series' points
+  // live in one directory only (each run starts with empty WALs), so directory order is free.
+  const std::string wal_root = options_.data_dir + "/wal";
+  std::vector<std::pair<int, std::string>> dirs;
+  std::error_code ec;
+  if (std::filesystem::exists(wal_root, ec)) {
+    for (const auto& entry : std::filesystem::directory_iterator(wal_root, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("shard-", 0) != 0 || !entry.is_directory()) continue;
+      dirs.emplace_back(std::atoi(name.c_str() + 6), entry.path().string());
+    }
+    if (ec) return Status::IOError("list '" + wal_root + "': " + ec.message());
+  }
+  std::uint64_t max_seq = 0;
+  std::vector<PointRecord> records;
+  std::vector<std::vector<WalSegment>> dir_segments(dirs.size());
+  for (std::size_t d = 0; d < dirs.size(); ++d) {
+    INGOT_RETURN_IF_ERROR(ListWalSegments(dirs[d].second, &dir_segments[d]));
+    for (const WalSegment& seg : dir_segments[d]) {
+      max_seq = std::max(max_seq, seg.seq);
+      WalReadStats stats;
+      std::uint64_t bad_points = 0;
+      INGOT_RETURN_IF_ERROR(ReadWalSegment(
+          seg.path,
+          [&](std::span<const std::uint8_t> payload) -> Status {
+            if (!ParsePointsPayload(payload, &records, &bad_points)) {
+              ++recovery_.corrupt_records;
+              log->error("WAL segment '{}': record of {} bytes has a bad points layout, skipped",
+                         seg.path, payload.size());
+              return Status::OK();
+            }
+            for (const PointRecord& r : records) {
+              routed[static_cast<std::size_t>(ShardOf(r.sid))].push_back(r);
+            }
+            return flush_routed();
+          },
+          &stats));
+      recovery_.segments++;
+      recovery_.records += stats.records;
+      recovery_.corrupt_records += stats.corrupt_records;
+      recovery_.torn_tail_bytes += stats.torn_tail_bytes;
+      if (bad_points > 0) {
+        log->error("WAL segment '{}': {} points with invalid series or type skipped", seg.path,
+                   bad_points);
+      }
+    }
+  }
+  Metrics().wal_points_replayed->Add(recovery_.points_replayed);
+
+  // 3. Persist the recovered heads, then the replayed segments can go.
+  for (auto& shard : shards_) INGOT_RETURN_IF_ERROR(shard->PersistHeads());
+  for (std::size_t d = 0; d < dirs.size(); ++d) {
+    for (const WalSegment& seg : dir_segments[d]) {
+      if (std::remove(seg.path.c_str()) != 0) {
+        return Status::IOError("delete replayed WAL segment '" + seg.path + "'");
+      }
+    }
+    if (dirs[d].first >= shard_count()) std::filesystem::remove(dirs[d].second, ec);
+  }
+
+  // 4. Fresh WALs, numbered above everything seen so numbers never repeat.
+  for (std::size_t i = 0; i < shards_.size(); ++i) {
+    INGOT_RETURN_IF_ERROR(
+        shards_[i]->StartWal(wal_root + "/shard-" + std::to_string(i), max_seq + 1));
+  }
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  if (recovery_.segments > 0 || recovery_.heads_restored > 0) {
+    log->info(
+        "recovered in {:.3f} s: {} head buffers ({} unreadable), {} WAL segments, {} records, "
+        "{} points replayed, {} corrupt records, {} torn tail bytes",
+        took.count(), recovery_.heads_restored, recovery_.heads_corrupt, recovery_.segments,
+        recovery_.records, recovery_.points_replayed, recovery_.corrupt_records,
+        recovery_.torn_tail_bytes);
+  }
+  return Status::OK();
+}
+
+void Storage::BackgroundLoop() {
+  std::uint32_t tick_ms = 1000;
+  if (policy_ == WalSyncPolicy::kInterval) tick_ms = std::min(tick_ms, options_.wal_sync_interval_ms);
+  tick_ms = std::max<std::uint32_t>(1, std::min(tick_ms, options_.checkpoint_interval_ms));
+  auto log = Logger("storage");
+  std::unique_lock lock(bg_mu_);
+  while (!stop_) {
+    bg_cv_.wait_for(lock, std::chrono::milliseconds(tick_ms));
+    if (stop_) break;
+    lock.unlock();
+    for (auto& shard : shards_) {
+      if (policy_ == WalSyncPolicy::kInterval) {
+        Status st = shard->SyncWal();
+        if (!st.ok()) log->error("shard {}: WAL sync failed: {}", shard->shard_id(), st.ToString());
+      }
+      Status st = shard->CheckpointIfDue();
+      if (!st.ok()) log->error("shard {}: checkpoint failed: {}", shard->shard_id(), st.ToString());
+    }
+    lock.lock();
+  }
+}
+
+Status Storage::Checkpoint() {
+  for (auto& shard : shards_) INGOT_RETURN_IF_ERROR(shard->Checkpoint());
+  return Status::OK();
+}
+
+Status Storage::Close() {
+  if (closed_) return Status::OK();
+  closed_ = true;
+  {
+    std::lock_guard lock(bg_mu_);
+    stop_ = true;
+  }
+  bg_cv_.notify_all();
+  if (background_.joinable()) background_.join();
+  Status first;
+  for (auto& shard : shards_) {
+    Status st = shard->Close();
+    if (!st.ok()) {
+      Logger("storage")->error("shard {}: close: {}", shard->shard_id(), st.ToString());
+      if (first.ok()) first = st;
+    }
+  }
+  shards_.clear();
+  index_.reset();
+  if (store_) {
+    Status st = store_->Close();
+    if (first.ok()) first = st;
+  }
+  return first;
+}
+
+Status Storage::ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                             const std::function<Status(const ChunkView&)>& fn) {
+  if (start_ns > end_ns) return Status::OK();
+  const ChunkKey lower = EncodeChunkKey(sid, kMinTs);
+  ChunkKey upper = EncodeChunkKey(sid, end_ns);
+  const bool bounded = IncrementKey(upper.bytes, kChunkKeyBytes);
+  const rocksdb::Slice lower_slice = lower.slice();
+  const rocksdb::Slice upper_slice = upper.slice();
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  if (bounded) ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->chunks_cf()));
+  // The chunk starting at or before `start` may straddle it; later ones start inside the range.
+  it->SeekForPrev(EncodeChunkKey(sid, start_ns).slice());
+  if (!it->Valid()) {
+    INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "read chunks"));
+    it->Seek(lower_slice);
+  }
+  ChunkView view;
+  view.sid = sid;
+  for (; it->Valid(); it->Next()) {
+    SeriesId key_sid;
+    if (!DecodeChunkKey(it->key(), &key_sid, &view.first_ts_ns) || key_sid != sid) continue;
+    view.bytes = AsBytes(it->value());
+    view.header_ok = ParseChunkHeader(view.bytes, &view.header).ok();
+    // An unreadable header may hide points in range: hand it over so the reader reports it.
+    if (view.header_ok && view.header.max_ts_ns < start_ns) continue;
+    INGOT_RETURN_IF_ERROR(fn(view));
+  }
+  return FromRocks(it->status(), "read chunks of series " + std::to_string(sid));
+}
+
+Status Storage::DecodeChunk(const ChunkView& view, std::span<std::int64_t> ts,
+                            std::span<double> values, codec::Workspace& ws) {
+  ChunkHeader scratch;
+  Status st = view.header_ok ? ingot::DecodeChunk(view.bytes, ts, values, ws)
+                             : ParseChunkHeader(view.bytes, &scratch);
+  if (st.ok()) return st;
+  if (st.IsInvalidArgument()) return st;  // caller's span sizes, not the chunk
+  return ChunkError(view, st);
+}
+
+Status Storage::DecodeChunkRaw(const ChunkView& view, std::span<std::int64_t> ts,
+                               std::span<std::int64_t> values_raw, codec::Workspace& ws) {
+  ChunkHeader scratch;
+  Status st = view.header_ok ? ingot::DecodeChunkRaw(view.bytes, ts, values_raw, ws)
+                             : ParseChunkHeader(view.bytes, &scratch);
+  if (st.ok()) return st;
+  if (st.IsInvalidArgument()) return st;
+  return ChunkError(view, st);
+}
+
+Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                           std::vector<std::int64_t>* ts, std::vector<double>* values) {
+  auto ws = std::make_unique<codec::Workspace>();
+  return ReadSeries(sid, start_ns, end_ns, ts, values, nullptr, *ws);
+}
+
+Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                           std::vector<std::int64_t>* ts, std::vector<double>* values,
+                           std::vector<CorruptChunk>* skipped, codec::Workspace& ws) {
+  ts->clear();
+  values->clear();
+  if (start_ns > end_ns) return Status::OK();
+  // Head first: whatever gets sealed after this snapshot is in a chunk that starts at or after
+  // head_first, and those chunk points are dropped below.
+  std::vector<std::int64_t> head_ts;
+  std::vector<double> head_values;
+  std::int64_t head_first = kMaxTs;
+  INGOT_RETURN_IF_ERROR(
+      shard(ShardOf(sid)).ReadHead(sid, start_ns, end_ns, &head_ts, &head_values, &head_first));
+  const std::int64_t chunk_end = head_first == kMinTs ? kMinTs : std::min(end_ns, head_first - 1);
+  if (head_first != kMinTs && start_ns <= chunk_end) {
+    INGOT_RETURN_IF_ERROR(ForEachChunk(sid, start_ns, chunk_end, [&](const ChunkView& view) {
+      const std::size_t old = ts->size();
+      const std::size_t n = view.count();
+      Status st;
+      if (n == 0) {
+        st = DecodeChunk(view, {}, {}, ws);
+      } else {
+        ts->resize(old + n);
+        values->resize(old + n);
+        st = DecodeChunk(view, std::span(*ts).subspan(old), std::span(*values).subspan(old), ws);
+      }
+      if (!st.ok()) {
+        ts->resize(old);
+        values->resize(old);
+        if (skipped == nullptr || !st.IsCorruption()) return st;
+        skipped->push_back({sid, view.first_ts_ns, view.last_ts_ns(), st});
+        return Status::OK();
+      }
+      // Only the first and the last chunk of the range hold points outside it.
+      auto first = std::lower_bound(ts->begin() + static_cast<std::ptrdiff_t>(old), ts->end(),
+                                    start_ns);
+      auto last = std::upper_bound(first, ts->end(), chunk_end);
+      const auto from = static_cast<std::size_t>(first - ts->begin());
+      const auto to = static_cast<std::size_t>(last - ts->begin());
+      if (from != old || to != ts->size()) {
+        std::move(ts->begin() + static_cast<std::ptrdiff_t>(from),
+                  ts->begin() + static_cast<std::ptrdiff_t>(to),
+                  ts->begin() + static_cast<std::ptrdiff_t>(old));
+        std::move(values->begin() + static_cast<std::ptrdiff_t>(from),
+                  values->begin() + static_cast<std::ptrdiff_t>(to),
+                  values->begin() + static_cast<std::ptrdiff_t>(old));
+        ts->resize(old + (to - from));
+        values->resize(old + (to - from));
+      }
+      return Status::OK();
+    }));
+  }
+  ts->insert(ts->end(), head_ts.begin(), head_ts.end());
+  values->insert(values->end(), head_values.begin(), head_values.end());
+  return Status::OK();
+}
+
+}  // namespace ingot

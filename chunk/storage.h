@@ -1,0 +1,147 @@
+// Storage: the storage layer's facade: the chunk store, the series index, one ShardEngine per
+// ingest shard, recovery at start and a clean shutdown.
+//
+// Layout under options.data_dir: `db/` (RocksDB) and `wal/shard-<i>/` (WAL segments). The caller
+// holds the DataDirLock on data_dir before Open.
+//
+// Open() recovers: it loads the series index, restores the checkpointed head buffers, replays
+// every WAL segment of every shard directory (routing each point by ShardOf(sid), so the shard
+// count may differ from the previous run), persists the result (synced), deletes the replayed
+// segments and starts one fresh WAL per shard. A background thread then syncs WALs under the
+// "interval" policy and runs time-based checkpoints.
+//
+// Reads combine sealed chunks and head buffers with read-your-writes: ReadSeries snapshots the
+// head first, then reads the chunks and drops chunk points at or after the snapshot's first
+// timestamp, so a concurrent seal neither loses nor duplicates points.
+//
+// Thread safety: every method is thread-safe except Close(), which must not race with others;
+// shard(i).Append must be called by one thread per shard at a time.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chunk/chunk_format.h"
+#include "chunk/chunk_store.h"
+#include "chunk/series_index.h"
+#include "chunk/series_key.h"
+#include "chunk/shard_engine.h"
+#include "codec/workspace.h"
+#include "config/clock.h"
+#include "config/options.h"
+#include "config/status.h"
+
+namespace ingot {
+
+// One sealed chunk as stored; `bytes` points into RocksDB's block and is valid only during the
+// ForEachChunk callback that received it.
+struct ChunkView {
+  SeriesId sid = 0;
+  std::int64_t first_ts_ns = 0;  // from the key
+  // Parsed without the checksum; when !header_ok the chunk is corrupt and DecodeChunk says why.
+  bool header_ok = false;
+  ChunkHeader header;
+  std::span<const std::uint8_t> bytes;
+
+  std::size_t count() const { return header_ok ? header.count : 0; }
+  // Newest point per the header, or first_ts_ns when the header is unreadable.
+  std::int64_t last_ts_ns() const { return header_ok ? header.max_ts_ns : first_ts_ns; }
+};
+
+// A chunk that failed validation or decoding, as reported by a skipping read.
+struct CorruptChunk {
+  SeriesId sid = 0;
+  std::int64_t first_ts_ns = 0;
+  std::int64_t last_ts_ns = 0;
+  Status status;
+};
+
+struct RecoveryStats {
+  std::uint64_t heads_restored = 0;
+  std::uint64_t heads_corrupt = 0;
+  std::uint64_t segments = 0;
+  std::uint64_t records = 0;
+  std::uint64_t points_replayed = 0;  // accepted again into heads (or sealed)
+  std::uint64_t corrupt_records = 0;
+  std::uint64_t torn_tail_bytes = 0;
+};
+
+class Storage {
+ public:
+  // REQUIRES: shard_count >= 1; `clock` outlives the storage.
+  static Status Open(const StorageOptions& options, int shard_count, const Clock& clock,
+                     std::unique_ptr<Storage>* storage);
+  ~Storage();
+
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  int shard_count() const { return static_cast<int>(shards_.size()); }
+  // Stable across runs for a given shard count.
+  int ShardOf(SeriesId sid) const {
+    return static_cast<int>(sid % static_cast<std::uint64_t>(shards_.size()));
+  }
+  ShardEngine& shard(int i) { return *shards_[static_cast<std::size_t>(i)]; }
+  SeriesIndex& index() { return *index_; }
+  ChunkStore& chunks() { return *store_; }
+  const RecoveryStats& recovery_stats() const { return recovery_; }
+
+  // Points of `sid` with start_ns <= ts <= end_ns (both inclusive), sorted by time, values as
+  // doubles (integer/boolean series converted). Clears the vectors first. A corrupt chunk makes
+  // the read fail with Corruption naming the series and the chunk's time range (counted, logged).
+  Status ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                    std::vector<std::int64_t>* ts, std::vector<double>* values);
+  // As above, but corrupt chunks are skipped and appended to `*skipped` (OK is returned).
+  Status ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                    std::vector<std::int64_t>* ts, std::vector<double>* values,
+                    std::vector<CorruptChunk>* skipped, codec::Workspace& ws);
+
+  // Calls fn for every sealed chunk of `sid` that may hold points in [start_ns, end_ns], in time
+  // order; non-OK from fn stops the walk and is returned. Chunks are not filtered against the head
+  // (see ReadSeries for combining with ShardEngine::ReadHead).
+  Status ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                      const std::function<Status(const ChunkView&)>& fn);
+
+  // Validates and decodes a whole chunk into the caller's spans (sizes == view.count()). A
+  // corrupt chunk is Corruption naming the series and time range, counted and logged.
+  static Status DecodeChunk(const ChunkView& view, std::span<std::int64_t> ts,
+                            std::span<double> values, codec::Workspace& ws);
+  // Values as stored: double bits for float series, int64 for integer/boolean series.
+  static Status DecodeChunkRaw(const ChunkView& view, std::span<std::int64_t> ts,
+                               std::span<std::int64_t> values_raw, codec::Workspace& ws);
+
+  // Checkpoints every shard now.
+  Status Checkpoint();
+
+  // Stops the background thread, persists every head buffer, closes the WALs (deleting them
+  // when everything is in RocksDB) and closes RocksDB. Idempotent.
+  Status Close();
+
+ private:
+  Storage(const StorageOptions& options, const Clock& clock);
+  Status Recover();
+  void BackgroundLoop();
+
+  const StorageOptions options_;
+  const Clock& clock_;
+  WalSyncPolicy policy_ = WalSyncPolicy::kInterval;
+  std::unique_ptr<ChunkStore> store_;
+  std::unique_ptr<SeriesIndex> index_;
+  std::vector<std::unique_ptr<ShardEngine>> shards_;
+  RecoveryStats recovery_;
+
+  std::mutex bg_mu_;
+  std::condition_variable bg_cv_;
+  bool stop_ = false;
+  std::thread background_;
+  bool closed_ = false;
+};
+
+}  // namespace ingot

@@ -1,0 +1,61 @@
+#include "chunk/storage_metrics.h"
+
+#include <string>
+
+namespace ingot {
+
+namespace {
+
+StorageMetrics Register() {
+  MetricsRegistry& r = MetricsRegistry::Default();
+  StorageMetrics m;
+  const char* accepted_help = "Points accepted into head buffers (durable in the WAL).";
+  m.points_accepted = &r.AddCounter("ingot_points_accepted_total", accepted_help);
+  const char* rejected_help = "Points rejected by storage, by reason.";
+  m.points_rejected_too_old =
+      &r.AddCounter("ingot_points_rejected_total", rejected_help, "reason=\"too_old\"");
+  m.points_rejected_expired =
+      &r.AddCounter("ingot_points_rejected_total", rejected_help, "reason=\"expired\"");
+  m.points_rejected_type =
+      &r.AddCounter("ingot_points_rejected_total", rejected_help, "reason=\"type_mismatch\"");
+  m.points_dropped_retention = &r.AddCounter(
+      "ingot_points_dropped_retention_total", "Head points past retention when sealed.");
+  const char* sealed_help = "Chunks sealed, by value encoding.";
+  for (int e = 0; e < codec::kFloatEncodingCount; ++e) {
+    const std::string labels = std::string("encoding=\"") +
+                               codec::FloatEncodingName(static_cast<codec::FloatEncoding>(e)) +
+                               "\"";
+    m.chunks_sealed_float[static_cast<std::size_t>(e)] =
+        &r.AddCounter("ingot_chunks_sealed_total", sealed_help, labels);
+  }
+  m.chunks_sealed_int = &r.AddCounter("ingot_chunks_sealed_total", sealed_help, "encoding=\"int\"");
+  m.values_sealed = &r.AddCounter("ingot_values_sealed_total", "Values written in sealed chunks.");
+  m.chunk_bytes_written =
+      &r.AddCounter("ingot_chunk_bytes_written_total", "Bytes of sealed chunks written.");
+  m.chunks_corrupt = &r.AddCounter("ingot_chunks_corrupt_total",
+                                   "Chunks that failed validation or decoding when read.");
+  m.wal_bytes_written = &r.AddCounter("ingot_wal_bytes_written_total", "Bytes appended to WALs.");
+  m.wal_records_corrupt = &r.AddCounter("ingot_wal_records_corrupt_total",
+                                        "Corrupt WAL regions skipped during recovery.");
+  m.wal_torn_tails =
+      &r.AddCounter("ingot_wal_torn_tails_total", "WAL segments that ended in a torn record.");
+  m.wal_points_replayed =
+      &r.AddCounter("ingot_wal_points_replayed_total", "Points replayed from WALs at start-up.");
+  m.checkpoints = &r.AddCounter("ingot_checkpoints_total", "Head checkpoints completed.");
+  m.write_errors = &r.AddCounter("ingot_storage_write_errors_total",
+                                 "WAL or RocksDB write failures returned to writers.");
+  m.wal_fsync_seconds = &r.AddHistogram("ingot_wal_fsync_seconds", "WAL fdatasync latency.",
+                                        ExponentialBuckets(0.0001, 2, 16));
+  m.checkpoint_seconds = &r.AddHistogram("ingot_checkpoint_seconds", "Checkpoint duration.",
+                                         ExponentialBuckets(0.001, 2, 14));
+  return m;
+}
+
+}  // namespace
+
+StorageMetrics& Metrics() {
+  static StorageMetrics metrics = Register();
+  return metrics;
+}
+
+}  // namespace ingot

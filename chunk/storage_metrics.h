@@ -1,0 +1,36 @@
+// StorageMetrics: the storage layer's counters, registered once per process on first use.
+//
+// Thread safety: thread-safe (Metrics() is a function-local static; counters are atomic).
+#pragma once
+
+#include <array>
+
+#include "codec/codec.h"
+#include "config/metrics.h"
+
+namespace ingot {
+
+struct StorageMetrics {
+  Counter* points_accepted;
+  Counter* points_rejected_too_old;
+  Counter* points_rejected_expired;
+  Counter* points_rejected_type;
+  Counter* points_dropped_retention;  // accepted, then expired before its chunk was sealed
+  std::array<Counter*, codec::kFloatEncodingCount> chunks_sealed_float;
+  Counter* chunks_sealed_int;
+  Counter* values_sealed;
+  Counter* chunk_bytes_written;
+  Counter* chunks_corrupt;
+  Counter* wal_bytes_written;
+  Counter* wal_records_corrupt;
+  Counter* wal_torn_tails;
+  Counter* wal_points_replayed;
+  Counter* checkpoints;
+  Counter* write_errors;
+  Histogram* wal_fsync_seconds;
+  Histogram* checkpoint_seconds;
+};
+
+StorageMetrics& Metrics();
+
+}  // namespace ingot

@@ -1,0 +1,31 @@
+// Frame-of-reference bit packing (FFOR) of up to 1024 integers into caller bytes.
+//
+// A full block of 1024 values uses the interleaved 16-lane layout of the SIMD kernels
+// (codec/simd/kernels.h); a shorter block packs value i at bits [i * width, (i + 1) * width) of a
+// little-endian bit stream. Either way the packed size is PackedBytes(count, width).
+//
+// Thread safety: reentrant; the scratch pointers must not be shared between threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ingot::codec {
+
+// Bytes taken by `count` values of `width` bits (0..64).
+inline std::size_t PackedBytes(std::size_t count, unsigned width) noexcept {
+  return count == 1024 ? 128 * static_cast<std::size_t>(width)
+                       : (count * width + 7) / 8;
+}
+
+// Writes PackedBytes(count, width) bytes to `out`: (in[i] - base) in `width` bits.
+// `scratch` holds 1024 + 1 words. REQUIRES: 1 <= count <= 1024, width <= 64, every value fits.
+void PackInts(const std::uint64_t* in, std::size_t count, std::uint64_t base, unsigned width,
+              std::uint64_t* scratch, std::uint8_t* out) noexcept;
+
+// Reads PackedBytes(count, width) bytes from `in`: out[i] = unpacked + base (mod 2^64).
+// `scratch` holds 1024 + 1 words.
+void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, unsigned width,
+                std::uint64_t* scratch, std::uint64_t* out) noexcept;
+
+}  // namespace ingot::codec

@@ -1,0 +1,495 @@
+// Compress phase of the float codec: the per-encoding writers (each with its dry run) and the
+// adaptive chooser behind EncodeDoubles/EncodeFloats.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "codec/alp_constants.h"
+#include "codec/bit_packing.h"
+#include "codec/bit_stream.h"
+#include "codec/float_encodings.h"
+#include "codec/format.h"
+#include "codec/simd/kernels.h"
+
+namespace ingot::codec {
+namespace {
+
+template <typename T>
+using BitsOf = typename AlpConstants<T>::Bits;
+
+template <typename T>
+constexpr unsigned kGorillaLengthBits = sizeof(T) == 8 ? 6 : 5;
+
+constexpr unsigned kGorillaLeadingBits = 5;
+constexpr unsigned kGorillaMaxLeading = 31;
+
+// Below this width, turning outliers into exceptions cannot save enough to pay for the look.
+constexpr unsigned kOutlierMinWidth = 8;
+
+// Lists the exceptions of ws.exception_bitmap in ws.positions, in order, and gives each
+// exception's slot the previous integer so it costs no width and no delta. Returns the count.
+std::size_t CollectExceptions(Workspace& ws, std::size_t n) {
+  std::size_t first_good = 0;
+  while ((ws.exception_bitmap[first_good / 64] >> (first_good % 64)) & 1) ++first_good;
+  const std::int64_t fill = ws.ints[first_good];
+  std::size_t k = 0;
+  for (std::size_t w = 0; w < (n + 63) / 64; ++w) {
+    for (std::uint64_t bits = ws.exception_bitmap[w]; bits != 0; bits &= bits - 1) {
+      const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+      ws.positions[k++] = static_cast<std::uint16_t>(i);
+      ws.ints[i] = i == 0 ? fill : ws.ints[i - 1];
+    }
+  }
+  return k;
+}
+
+// A few far-away integers widen every value's slot; storing them as exceptions instead can be
+// cheaper. Picks the width that minimizes packed bits plus exception bits, keeping the window at
+// the low or the high end, and marks the values outside it. Returns true when it marked any.
+template <typename T>
+bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t hi,
+                   unsigned width, std::size_t exception_count) {
+  // Quick look first: if many values need the top bit from either end, no window helps.
+  const std::uint64_t half = 1ull << (width - 1);
+  std::size_t top_low = 0;
+  std::size_t top_high = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = static_cast<std::uint64_t>(ws.ints[i]);
+    top_low += (v - static_cast<std::uint64_t>(lo)) >= half;
+    top_high += (static_cast<std::uint64_t>(hi) - v) >= half;
+  }
+  if (std::min(top_low, top_high) * 8 * (2 + sizeof(T)) >= 2 * n) return false;
+  std::uint16_t from_low[65] = {};
+  std::uint16_t from_high[65] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = static_cast<std::uint64_t>(ws.ints[i]);
+    ++from_low[BitWidth(v - static_cast<std::uint64_t>(lo))];
+    ++from_high[BitWidth(static_cast<std::uint64_t>(hi) - v)];
+  }
+  constexpr std::size_t kExceptionBits = 8 * (2 + sizeof(T));
+  const std::size_t current = n * width;
+  std::size_t best = current;
+  unsigned best_width = width;
+  bool best_low = true;
+  std::size_t outside_low = 0;
+  std::size_t outside_high = 0;
+  for (unsigned w = width; w-- > 0;) {
+    outside_low += from_low[w + 1];
+    outside_high += from_high[w + 1];
+    // Slots of exceptions already present do not count: they hold a neighbour's value.
+    const std::size_t cost_low = n * w + outside_low * kExceptionBits;
+    const std::size_t cost_high = n * w + outside_high * kExceptionBits;
+    if (cost_low < best) {
+      best = cost_low;
+      best_width = w;
+      best_low = true;
+    }
+    if (cost_high < best) {
+      best = cost_high;
+      best_width = w;
+      best_low = false;
+    }
+  }
+  // Worth it only for a clear gain (half a bit per value).
+  (void)exception_count;
+  if (best + n / 2 >= current) return false;
+  const std::uint64_t limit = best_width >= 64 ? ~0ull : (1ull << best_width) - 1;
+  bool marked = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto v = static_cast<std::uint64_t>(ws.ints[i]);
+    const std::uint64_t offset = best_low ? v - static_cast<std::uint64_t>(lo)
+                                          : static_cast<std::uint64_t>(hi) - v;
+    const bool out = offset > limit;
+    ws.exception_bitmap[i / 64] |= static_cast<std::uint64_t>(out) << (i % 64);
+    marked |= out;
+  }
+  return marked;
+}
+
+}  // namespace
+
+template <typename T, bool kDryRun>
+std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned factor, AlpMode mode,
+                      Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* chosen) noexcept {
+  const std::size_t n = values.size();
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  std::size_t exception_count;
+  if constexpr (sizeof(T) == 8) {
+    exception_count =
+        kernels.alp_encode_double(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
+  } else {
+    exception_count =
+        kernels.alp_encode_float(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
+  }
+  if (exception_count == n) return 0;  // nothing became an integer: ALP cannot help
+  if (exception_count > 0) exception_count = CollectExceptions(ws, n);
+  std::int64_t lo;
+  std::int64_t hi;
+  kernels.min_max(ws.ints, n, &lo, &hi);
+  unsigned plain_width =
+      BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+  if (plain_width >= kOutlierMinWidth &&
+      PruneOutliers<T>(ws, n, lo, hi, plain_width, exception_count)) {
+    exception_count = CollectExceptions(ws, n);
+    kernels.min_max(ws.ints, n, &lo, &hi);
+    plain_width = BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+  }
+  const std::size_t exception_bytes = exception_count * (2 + sizeof(T));
+  const std::size_t plain_bytes = kAlpHeaderBytes + PackedBytes(n, plain_width) + exception_bytes;
+
+  bool use_delta = false;
+  unsigned delta_width = 0;
+  std::int64_t delta_lo = 0;
+  std::size_t delta_bytes = SIZE_MAX;
+  if (mode != AlpMode::kPlain && n >= 2) {
+    // Integers are below 2^50 in magnitude, so their differences cannot overflow.
+    std::int64_t* __restrict deltas = ws.ints2;
+    const std::int64_t* __restrict ints = ws.ints;
+    for (std::size_t i = 1; i < n; ++i) deltas[i] = ints[i] - ints[i - 1];
+    std::int64_t delta_hi;
+    kernels.min_max(deltas + 1, n - 1, &delta_lo, &delta_hi);
+    deltas[0] = delta_lo;  // ignored by the decoder; packs as zero
+    delta_width =
+        BitWidth(static_cast<std::uint64_t>(delta_hi) - static_cast<std::uint64_t>(delta_lo));
+    delta_bytes = kAlpDeltaHeaderBytes + PackedBytes(n, delta_width) + exception_bytes;
+    use_delta = mode == AlpMode::kDelta || delta_bytes < plain_bytes;
+  }
+  const std::size_t bytes = use_delta ? delta_bytes : plain_bytes;
+  if (chosen != nullptr) *chosen = use_delta ? FloatEncoding::kAlpDelta : FloatEncoding::kAlp;
+  if constexpr (kDryRun) {
+    return bytes;
+  } else {
+    if (bytes > out.size()) return 0;
+    std::uint8_t* p = out.data();
+    WriteBlockHeader(p, use_delta ? FloatEncoding::kAlpDelta : FloatEncoding::kAlp, n);
+    p[3] = static_cast<std::uint8_t>(exponent);
+    p[4] = static_cast<std::uint8_t>(factor);
+    p[5] = static_cast<std::uint8_t>(use_delta ? delta_width : plain_width);
+    StoreLe<std::uint16_t>(p + 6, static_cast<std::uint16_t>(exception_count));
+    StoreLe<std::int64_t>(p + 8, use_delta ? delta_lo : lo);
+    p += kAlpHeaderBytes;
+    if (use_delta) {
+      StoreLe<std::int64_t>(p, ws.ints[0]);
+      p += 8;
+      PackInts(reinterpret_cast<const std::uint64_t*>(ws.ints2), n,
+               static_cast<std::uint64_t>(delta_lo), delta_width, ws.packed, p);
+      p += PackedBytes(n, delta_width);
+    } else {
+      PackInts(reinterpret_cast<const std::uint64_t*>(ws.ints), n, static_cast<std::uint64_t>(lo),
+               plain_width, ws.packed, p);
+      p += PackedBytes(n, plain_width);
+    }
+    for (std::size_t k = 0; k < exception_count; ++k) {
+      StoreLe<std::uint16_t>(p + 2 * k, ws.positions[k]);
+    }
+    p += 2 * exception_count;
+    for (std::size_t k = 0; k < exception_count; ++k) {
+      StoreLe<T>(p + sizeof(T) * k, values[ws.positions[k]]);
+    }
+    return bytes;
+  }
+}
+
+template <typename T, bool kDryRun>
+std::size_t EncodeAlpRd(std::span<const T> values, const AlpRdPlan& plan, Workspace& ws,
+                        std::span<std::uint8_t> out) noexcept {
+  using Bits = BitsOf<T>;
+  const std::size_t n = values.size();
+  const unsigned right_bits = plan.right_bits;
+  const unsigned dictionary_size = plan.dictionary_size;
+  const unsigned index_bits = dictionary_size <= 1 ? 0 : BitWidth(dictionary_size - 1);
+  const Bits right_mask = static_cast<Bits>((Bits{1} << right_bits) - 1);
+  std::uint64_t* __restrict rights = ws.bits;
+  std::uint64_t* __restrict indexes = reinterpret_cast<std::uint64_t*>(ws.ints);
+  std::uint16_t* __restrict lefts = ws.lefts;
+  std::size_t exception_count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Bits bits = std::bit_cast<Bits>(values[i]);
+    const auto left = static_cast<std::uint16_t>(bits >> right_bits);
+    unsigned index = dictionary_size;
+    for (unsigned d = 0; d < kAlpRdMaxDictionary; ++d) {
+      const bool hit = d < dictionary_size && plan.dictionary[d] == left && index == dictionary_size;
+      index = hit ? d : index;
+    }
+    const bool exception = index == dictionary_size;
+    rights[i] = bits & right_mask;
+    indexes[i] = exception ? 0 : index;
+    ws.positions[exception_count] = static_cast<std::uint16_t>(i);
+    lefts[exception_count] = left;
+    exception_count += exception;
+  }
+  const std::size_t bytes = kAlpRdHeaderBytes + 2 * dictionary_size + PackedBytes(n, right_bits) +
+                            PackedBytes(n, index_bits) + 4 * exception_count;
+  if constexpr (kDryRun) {
+    return bytes;
+  } else {
+    if (bytes > out.size()) return 0;
+    std::uint8_t* p = out.data();
+    WriteBlockHeader(p, FloatEncoding::kAlpRd, n);
+    p[3] = static_cast<std::uint8_t>(right_bits);
+    p[4] = static_cast<std::uint8_t>(dictionary_size);
+    StoreLe<std::uint16_t>(p + 5, static_cast<std::uint16_t>(exception_count));
+    p += kAlpRdHeaderBytes;
+    for (unsigned d = 0; d < dictionary_size; ++d) StoreLe<std::uint16_t>(p + 2 * d, plan.dictionary[d]);
+    p += 2 * dictionary_size;
+    PackInts(rights, n, 0, right_bits, ws.packed, p);
+    p += PackedBytes(n, right_bits);
+    PackInts(indexes, n, 0, index_bits, ws.packed, p);
+    p += PackedBytes(n, index_bits);
+    for (std::size_t k = 0; k < exception_count; ++k) {
+      StoreLe<std::uint16_t>(p + 2 * k, ws.positions[k]);
+    }
+    p += 2 * exception_count;
+    for (std::size_t k = 0; k < exception_count; ++k) StoreLe<std::uint16_t>(p + 2 * k, lefts[k]);
+    return bytes;
+  }
+}
+
+template <typename T, bool kDryRun>
+std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out) noexcept {
+  using Bits = BitsOf<T>;
+  constexpr unsigned kBits = sizeof(T) * 8;
+  const std::size_t n = values.size();
+  if (!kDryRun && out.size() < kBlockHeaderBytes) return 0;
+  BitWriter<kDryRun> writer(kDryRun ? nullptr : out.data() + kBlockHeaderBytes,
+                            kDryRun ? 0 : out.size() - kBlockHeaderBytes);
+  Bits prev = std::bit_cast<Bits>(values[0]);
+  writer.Put(prev, kBits);
+  unsigned prev_leading = 255;
+  unsigned prev_trailing = 0;
+  unsigned prev_length = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    const Bits cur = std::bit_cast<Bits>(values[i]);
+    const Bits x = cur ^ prev;
+    prev = cur;
+    if (x == 0) {
+      writer.Put(0, 1);  // fast path: a repeated value costs one bit
+      continue;
+    }
+    const unsigned leading =
+        std::min<unsigned>(static_cast<unsigned>(std::countl_zero(x)), kGorillaMaxLeading);
+    const unsigned trailing = static_cast<unsigned>(std::countr_zero(x));
+    if (leading >= prev_leading && trailing >= prev_trailing) {
+      writer.Put(0b01, 2);  // "10": reuse the previous window
+      writer.Put(static_cast<std::uint64_t>(x >> prev_trailing), prev_length);
+    } else {
+      const unsigned length = kBits - leading - trailing;
+      writer.Put(0b11, 2);
+      writer.Put(leading, kGorillaLeadingBits);
+      writer.Put(length - 1, kGorillaLengthBits<T>);
+      writer.Put(static_cast<std::uint64_t>(x >> trailing), length);
+      prev_leading = leading;
+      prev_trailing = trailing;
+      prev_length = length;
+    }
+    if constexpr (!kDryRun) {
+      if (writer.overflow()) return 0;
+    }
+  }
+  const std::size_t stream_bytes = writer.Finish();
+  if (!kDryRun) {
+    if (writer.overflow()) return 0;
+    WriteBlockHeader(out.data(), FloatEncoding::kGorilla, n);
+  }
+  return kBlockHeaderBytes + stream_bytes;
+}
+
+template <typename T>
+std::size_t EncodeConstant(std::span<const T> values, std::span<std::uint8_t> out) noexcept {
+  WriteBlockHeader(out.data(), FloatEncoding::kConstant, values.size());
+  StoreLe<T>(out.data() + kBlockHeaderBytes, values[0]);
+  return kBlockHeaderBytes + sizeof(T);
+}
+
+template <typename T>
+std::size_t EncodeRaw(std::span<const T> values, std::span<std::uint8_t> out) noexcept {
+  WriteBlockHeader(out.data(), FloatEncoding::kRaw, values.size());
+  std::memcpy(out.data() + kBlockHeaderBytes, values.data(), values.size_bytes());
+  return kBlockHeaderBytes + values.size_bytes();
+}
+
+namespace {
+
+constexpr std::size_t kGorillaWindow = 64;
+
+struct Estimate {
+  FloatEncoding encoding;
+  std::size_t bytes;
+};
+
+// Exact encode of one candidate into `out`; 0 when it does not fit.
+template <typename T>
+std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
+                            const AlpChoice& alp, const AlpRdPlan& rd, Workspace& ws,
+                            std::span<std::uint8_t> out, FloatEncoding* written) {
+  *written = encoding;
+  switch (encoding) {
+    case FloatEncoding::kAlp:
+    case FloatEncoding::kAlpDelta:
+      return EncodeAlp<T, false>(values, alp.exponent, alp.factor, AlpMode::kSmaller, ws, out,
+                                 written);
+    case FloatEncoding::kAlpRd: return EncodeAlpRd<T, false>(values, rd, ws, out);
+    case FloatEncoding::kGorilla: return EncodeGorilla<T, false>(values, out);
+    case FloatEncoding::kConstant: return EncodeConstant(values, out);
+    case FloatEncoding::kRaw: return EncodeRaw(values, out);
+  }
+  return 0;
+}
+
+template <typename T>
+EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspace& ws,
+                            std::span<std::uint8_t> out) {
+  const std::size_t n = values.size();
+  const std::size_t raw_bytes = kBlockHeaderBytes + n * sizeof(T);
+  auto finish = [&](EncodeResult r) {
+    hint.last_encoding = static_cast<std::uint8_t>(r.encoding);
+    return r;
+  };
+  if (IsConstantBlock(values)) {
+    return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
+  }
+  // Estimates: ALP from its 32-value search sample, Gorilla and ALP-RD from a dry run over a
+  // contiguous window (XORs of neighbours need neighbours).
+  const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+  const std::size_t window = std::min(n, kGorillaWindow);
+  const auto window_values = values.subspan((n - window) / 2, window);
+  Estimate estimates[4];
+  int candidates = 0;
+  estimates[candidates++] = {
+      FloatEncoding::kAlp,
+      kAlpHeaderBytes + static_cast<std::size_t>(alp.sample_bits_per_value * n / 8)};
+  const std::size_t gorilla_window = EncodeGorilla<T, true>(window_values, {});
+  estimates[candidates++] = {FloatEncoding::kGorilla,
+                             kBlockHeaderBytes + sizeof(T) +
+                                 (gorilla_window - kBlockHeaderBytes - sizeof(T)) * n / window};
+  AlpRdPlan rd;
+  // ALP-RD only pays when ALP cannot turn most values into narrow integers.
+  // A series that went raw last time gets it re-checked with the periodic full search.
+  const bool was_raw = hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kRaw);
+  if (estimates[0].bytes * 2 > raw_bytes && (!was_raw || alp.full_search)) {
+    rd = AnalyzeAlpRd(values);
+    const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd.dictionary_size;
+    const std::size_t rd_window = EncodeAlpRd<T, true>(window_values, rd, ws, {});
+    estimates[candidates++] = {FloatEncoding::kAlpRd, fixed + (rd_window - fixed) * n / window};
+  }
+  estimates[candidates++] = {FloatEncoding::kRaw, raw_bytes};
+  std::stable_sort(estimates, estimates + candidates,
+                   [](const Estimate& a, const Estimate& b) { return a.bytes < b.bytes; });
+
+  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
+  FloatEncoding written;
+  std::size_t bytes = EncodeCandidate(estimates[0].encoding, values, alp, rd, ws, bounded, &written);
+  if (bytes == 0) {
+    bytes = raw_bytes;
+    written = FloatEncoding::kRaw;
+  }
+  // When the runner-up's estimate is close to what the winner really took, settle it exactly. ALP's
+  // sample estimate is the loosest (it ignores delta coding and outliers) and its exact encode is the
+  // cheapest, so it gets the wider margin.
+  const Estimate& second = estimates[1];
+  if (second.encoding != FloatEncoding::kRaw && written != FloatEncoding::kRaw &&
+      second.bytes < bytes + bytes / (second.encoding == FloatEncoding::kAlp ? 4 : 32)) {
+    FloatEncoding second_written;
+    const std::span<std::uint8_t> scratch(ws.bytes, std::min(raw_bytes, bytes));
+    const std::size_t second_bytes =
+        EncodeCandidate(second.encoding, values, alp, rd, ws, scratch, &second_written);
+    if (second_bytes != 0 && second_bytes < bytes) {
+      std::memcpy(out.data(), ws.bytes, second_bytes);
+      bytes = second_bytes;
+      written = second_written;
+    }
+  }
+  if (written == FloatEncoding::kRaw) bytes = EncodeRaw(values, out);
+  return finish({bytes, written});
+}
+
+template <typename T>
+EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, SeriesHint& hint,
+                          Workspace& ws, std::span<std::uint8_t> out) {
+  const std::size_t raw_bytes = kBlockHeaderBytes + values.size() * sizeof(T);
+  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
+  std::size_t bytes = 0;
+  FloatEncoding written = encoding;
+  switch (encoding) {
+    case FloatEncoding::kConstant:
+      if (IsConstantBlock(values)) bytes = EncodeConstant(values, out);
+      break;
+    case FloatEncoding::kAlp:
+    case FloatEncoding::kAlpDelta: {
+      const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+      bytes = EncodeAlp<T, false>(values, alp.exponent, alp.factor,
+                                  encoding == FloatEncoding::kAlp ? AlpMode::kPlain : AlpMode::kDelta,
+                                  ws, bounded, &written);
+      break;
+    }
+    case FloatEncoding::kAlpRd:
+      bytes = EncodeAlpRd<T, false>(values, AnalyzeAlpRd(values), ws, bounded);
+      break;
+    case FloatEncoding::kGorilla: bytes = EncodeGorilla<T, false>(values, bounded); break;
+    case FloatEncoding::kRaw: break;
+  }
+  if (bytes == 0) {
+    bytes = EncodeRaw(values, out);
+    written = FloatEncoding::kRaw;
+  }
+  return {bytes, written};
+}
+
+}  // namespace
+
+const char* FloatEncodingName(FloatEncoding e) noexcept {
+  switch (e) {
+    case FloatEncoding::kRaw: return "raw";
+    case FloatEncoding::kConstant: return "constant";
+    case FloatEncoding::kAlp: return "alp";
+    case FloatEncoding::kAlpDelta: return "alp_delta";
+    case FloatEncoding::kAlpRd: return "alp_rd";
+    case FloatEncoding::kGorilla: return "gorilla";
+  }
+  return "unknown";
+}
+
+std::size_t MaxEncodedFloatBytes(std::size_t count, std::size_t value_bytes) noexcept {
+  return 16 + count * value_bytes;
+}
+
+EncodeResult EncodeDoubles(std::span<const double> values, SeriesHint& hint, Workspace& ws,
+                           std::span<std::uint8_t> out) noexcept {
+  return EncodeAdaptive(values, hint, ws, out);
+}
+
+EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Workspace& ws,
+                          std::span<std::uint8_t> out) noexcept {
+  return EncodeAdaptive(values, hint, ws, out);
+}
+
+EncodeResult EncodeDoublesAs(FloatEncoding encoding, std::span<const double> values,
+                             SeriesHint& hint, Workspace& ws,
+                             std::span<std::uint8_t> out) noexcept {
+  return EncodeForced(encoding, values, hint, ws, out);
+}
+
+EncodeResult EncodeFloatsAs(FloatEncoding encoding, std::span<const float> values,
+                            SeriesHint& hint, Workspace& ws,
+                            std::span<std::uint8_t> out) noexcept {
+  return EncodeForced(encoding, values, hint, ws, out);
+}
+
+#define INGOT_INSTANTIATE_ENCODERS(T, DRY)                                                      \
+  template std::size_t EncodeAlp<T, DRY>(std::span<const T>, unsigned, unsigned, AlpMode,       \
+                                         Workspace&, std::span<std::uint8_t>,                   \
+                                         FloatEncoding*) noexcept;                              \
+  template std::size_t EncodeAlpRd<T, DRY>(std::span<const T>, const AlpRdPlan&, Workspace&,    \
+                                           std::span<std::uint8_t>) noexcept;                   \
+  template std::size_t EncodeGorilla<T, DRY>(std::span<const T>, std::span<std::uint8_t>) noexcept;
+INGOT_INSTANTIATE_ENCODERS(double, true)
+INGOT_INSTANTIATE_ENCODERS(double, false)
+INGOT_INSTANTIATE_ENCODERS(float, true)
+INGOT_INSTANTIATE_ENCODERS(float, false)
+#undef INGOT_INSTANTIATE_ENCODERS
+template std::size_t EncodeConstant<double>(std::span<const double>, std::span<std::uint8_t>) noexcept;
+template std::size_t EncodeConstant<float>(std::span<const float>, std::span<std::uint8_t>) noexcept;
+template std::size_t EncodeRaw<double>(std::span<const double>, std::span<std::uint8_t>) noexcept;
+template std::size_t EncodeRaw<float>(std::span<const float>, std::span<std::uint8_t>) noexcept;
+
+}  // namespace ingot::codec

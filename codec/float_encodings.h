@@ -1,0 +1,89 @@
+// The single-encoding steps behind the adaptive float codec, exposed for tests and codec-bench.
+//
+// Each encoder is a template over the value type (float, double; instantiated for those only) and
+// a kDryRun flag: the dry run walks the same code and returns the size it would write without
+// writing, so the chooser's estimate and the encoder cannot drift apart. Encoders return the bytes
+// written (header included), or 0 when the encoding cannot represent the block within out.size().
+//
+// Thread safety: reentrant; the Workspace and SeriesHint belong to the caller's thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "codec/codec.h"
+
+namespace ingot::codec {
+
+// ---- ALP -----------------------------------------------------------------------------------
+
+enum class AlpMode : std::uint8_t { kPlain, kDelta, kSmaller };
+
+struct AlpChoice {
+  std::uint8_t exponent = 0;
+  std::uint8_t factor = 0;
+  bool full_search = false;
+  // Sample-based size estimate in bits per value, exceptions included (the search criterion).
+  double sample_bits_per_value = 0;
+};
+
+// Picks the exponent/factor for `values`: the hint's pairs on a 32-value sample first, a full
+// search of every pair when the hint is empty, stale, or stops winning. Updates `hint`.
+template <typename T>
+AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws) noexcept;
+
+// Encodes with the given exponent/factor; kSmaller writes plain or delta, whichever is smaller.
+// `chosen` (nullable) receives kAlp or kAlpDelta.
+template <typename T, bool kDryRun>
+std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned factor, AlpMode mode,
+                      Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* chosen) noexcept;
+
+template <typename T>
+Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
+
+// ---- ALP-RD --------------------------------------------------------------------------------
+
+struct AlpRdPlan {
+  std::uint8_t right_bits = 0;
+  std::uint8_t dictionary_size = 0;
+  std::uint16_t dictionary[8] = {};
+};
+
+// Chooses the left/right split and the left-part dictionary from a sample of `values`.
+template <typename T>
+AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept;
+
+template <typename T, bool kDryRun>
+std::size_t EncodeAlpRd(std::span<const T> values, const AlpRdPlan& plan, Workspace& ws,
+                        std::span<std::uint8_t> out) noexcept;
+
+template <typename T>
+Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
+
+// ---- Gorilla -------------------------------------------------------------------------------
+
+template <typename T, bool kDryRun>
+std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out) noexcept;
+
+template <typename T>
+Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
+
+// ---- Constant and raw ----------------------------------------------------------------------
+
+template <typename T>
+bool IsConstantBlock(std::span<const T> values) noexcept;
+
+template <typename T>
+std::size_t EncodeConstant(std::span<const T> values, std::span<std::uint8_t> out) noexcept;
+
+template <typename T>
+std::size_t EncodeRaw(std::span<const T> values, std::span<std::uint8_t> out) noexcept;
+
+inline void WriteBlockHeader(std::uint8_t* out, FloatEncoding encoding, std::size_t count) {
+  out[0] = static_cast<std::uint8_t>(encoding);
+  out[1] = static_cast<std::uint8_t>(count & 0xff);
+  out[2] = static_cast<std::uint8_t>(count >> 8);
+}
+
+}  // namespace ingot::codec

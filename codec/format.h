@@ -1,0 +1,57 @@
+// Byte layout constants of value and integer blocks (drawn in docs/codec-format.md).
+//
+// Every block starts with a 3-byte header: the encoding byte, then the value count as a
+// little-endian uint16 (1..1024). The rest depends on the encoding; all multi-byte fields are
+// little-endian. The encoding enums are persisted: new encodings get new numbers, existing
+// numbers never change meaning.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace ingot::codec {
+
+static_assert(std::endian::native == std::endian::little, "block layout assumes little-endian");
+
+// Format version of the encodings below; bumped only if an existing encoding's layout changes.
+inline constexpr std::uint8_t kCodecFormatVersion = 1;
+
+inline constexpr std::size_t kBlockHeaderBytes = 3;  // encoding, count
+
+// ALP: header, exponent, factor, bit width, exception count (u16), FFOR base (i64).
+inline constexpr std::size_t kAlpHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8;
+// ALP with delta: the ALP header plus the first integer (i64).
+inline constexpr std::size_t kAlpDeltaHeaderBytes = kAlpHeaderBytes + 8;
+// ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
+inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;
+inline constexpr unsigned kAlpRdMaxLeftBits = 16;
+inline constexpr unsigned kAlpRdMaxDictionary = 8;
+
+// The encoding of an integer block. Stored as the first byte of every integer block.
+// persisted: never renumber
+enum class IntEncoding : std::uint8_t {
+  kRaw = 0,
+  kFor = 1,           // width, base, FFOR(values)
+  kDelta = 2,         // first, width, base, FFOR(deltas)
+  kDeltaOfDelta = 3,  // first, first delta, width, base, FFOR(delta-of-deltas)
+};
+
+template <typename T>
+inline void StoreLe(std::uint8_t* p, T v) noexcept {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+template <typename T>
+inline T LoadLe(const std::uint8_t* p) noexcept {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+inline unsigned BitWidth(std::uint64_t range) noexcept {
+  return static_cast<unsigned>(std::bit_width(range));
+}
+
+}  // namespace ingot::codec

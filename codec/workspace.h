@@ -1,0 +1,36 @@
+// Workspace: caller-owned scratch memory for encoding and decoding blocks.
+//
+// One per thread; reused for every block so that the codec never allocates per block. About 60 KiB:
+// keep it on the heap or in a long-lived object rather than on a small stack.
+// Thread safety: not thread-safe; use one Workspace per thread.
+#pragma once
+
+#include <cstdint>
+
+namespace ingot::codec {
+
+class Workspace {
+ public:
+  static constexpr int kLanes = 1024;
+  // Room for any encoded block (raw double block plus header) with slack for padded bit reads.
+  static constexpr int kScratchBytes = kLanes * 8 + 128;
+
+  Workspace() = default;
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  // Scratch arrays sized for one block. Their contents are unspecified between calls.
+  alignas(64) std::int64_t ints[kLanes];
+  alignas(64) std::int64_t ints2[kLanes];
+  alignas(64) std::uint64_t bits[kLanes];
+  alignas(64) std::uint16_t positions[kLanes];
+  alignas(64) std::uint16_t lefts[kLanes];
+  // Packed words for the FFOR kernels (one spare word for the short-block stream).
+  alignas(64) std::uint64_t packed[kLanes + 8];
+  // One bit per value: the ALP exceptions of the current block.
+  alignas(64) std::uint64_t exception_bitmap[kLanes / 64];
+  // A second encoded block (the runner-up candidate) or a zero-padded copy of an input stream.
+  alignas(64) std::uint8_t bytes[kScratchBytes];
+};
+
+}  // namespace ingot::codec

@@ -1,0 +1,314 @@
+#include "config/config_loader.h"
+
+#include <charconv>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace ingot {
+namespace {
+
+// A value as it arrives: from TOML it keeps its TOML type; from the command line it is text and is
+// converted to the key's type.
+struct RawValue {
+  enum class Kind { kString, kInteger, kBool, kFloat, kOther } kind;
+  std::string text;       // for messages and string keys
+  std::int64_t integer = 0;
+};
+
+enum class KeyType { kString, kUnsigned, kEnum, kListen, kDuration };
+
+struct KeyDef {
+  const char* name;
+  KeyType type;
+  std::uint64_t min = 0;
+  std::uint64_t max = 0;
+  const char* allowed = "";  // enum: "|"-separated choices
+  std::function<void(Options*, const std::string&, std::uint64_t)> set;
+};
+
+#define INGOT_STR(field) [](Options* o, const std::string& s, std::uint64_t) { o->field = s; }
+#define INGOT_U(field)                                                        \
+  [](Options* o, const std::string&, std::uint64_t v) {                       \
+    o->field = static_cast<decltype(o->field)>(v);                            \
+  }
+
+const std::vector<KeyDef>& Keys() {
+  static const std::vector<KeyDef> keys = {
+      {"log.level", KeyType::kEnum, 0, 0, "trace|debug|info|warn|error|off", INGOT_STR(log.level)},
+      {"log.format", KeyType::kEnum, 0, 0, "text|json", INGOT_STR(log.format)},
+      {"ingest.tcp_listen", KeyType::kListen, 0, 0, "", INGOT_STR(ingest.tcp_listen)},
+      {"ingest.precision", KeyType::kEnum, 0, 0, "ns|us|ms|s", INGOT_STR(ingest.precision)},
+      {"ingest.max_line_bytes", KeyType::kUnsigned, 256, 64u << 20, "", INGOT_U(ingest.max_line_bytes)},
+      {"ingest.max_connections", KeyType::kUnsigned, 1, 1'000'000, "", INGOT_U(ingest.max_connections)},
+      {"ingest.idle_timeout_ms", KeyType::kUnsigned, 100, 86'400'000, "", INGOT_U(ingest.idle_timeout_ms)},
+      {"ingest.io_threads", KeyType::kUnsigned, 0, 256, "", INGOT_U(ingest.io_threads)},
+      {"ingest.shards", KeyType::kUnsigned, 0, 256, "", INGOT_U(ingest.shards)},
+      {"ingest.shard_queue_batches", KeyType::kUnsigned, 1, 65536, "", INGOT_U(ingest.shard_queue_batches)},
+      {"ingest.max_body_bytes", KeyType::kUnsigned, 1024, 1ull << 34, "", INGOT_U(ingest.max_body_bytes)},
+      {"storage.data_dir", KeyType::kString, 0, 0, "", INGOT_STR(storage.data_dir)},
+      {"storage.wal_sync", KeyType::kEnum, 0, 0, "always|interval|none", INGOT_STR(storage.wal_sync)},
+      {"storage.wal_sync_interval_ms", KeyType::kUnsigned, 1, 60'000, "", INGOT_U(storage.wal_sync_interval_ms)},
+      {"storage.wal_max_bytes", KeyType::kUnsigned, 1u << 20, 1ull << 40, "", INGOT_U(storage.wal_max_bytes)},
+      {"storage.checkpoint_interval_ms", KeyType::kUnsigned, 1000, 86'400'000, "", INGOT_U(storage.checkpoint_interval_ms)},
+      {"storage.retention", KeyType::kDuration, 0, 100ull * 366 * 86400, "", INGOT_U(storage.retention_s)},
+      {"storage.block_cache_bytes", KeyType::kUnsigned, 0, 1ull << 40, "", INGOT_U(storage.block_cache_bytes)},
+      {"query.http_listen", KeyType::kListen, 0, 0, "", INGOT_STR(query.http_listen)},
+      {"query.http_threads", KeyType::kUnsigned, 1, 256, "", INGOT_U(query.http_threads)},
+      {"query.max_request_bytes", KeyType::kUnsigned, 1024, 1ull << 34, "", INGOT_U(query.max_request_bytes)},
+      {"query.idle_timeout_ms", KeyType::kUnsigned, 100, 86'400'000, "", INGOT_U(query.idle_timeout_ms)},
+      {"query.timeout_ms", KeyType::kUnsigned, 100, 86'400'000, "", INGOT_U(query.timeout_ms)},
+      {"query.max_concurrent", KeyType::kUnsigned, 1, 100'000, "", INGOT_U(query.max_concurrent)},
+      {"query.max_points", KeyType::kUnsigned, 1, 1ull << 40, "", INGOT_U(query.max_points)},
+      {"query.max_series", KeyType::kUnsigned, 1, 100'000'000, "", INGOT_U(query.max_series)},
+      {"query.lookback_ms", KeyType::kUnsigned, 1, 86'400'000ull * 365, "", INGOT_U(query.lookback_ms)},
+  };
+  return keys;
+}
+
+#undef INGOT_STR
+#undef INGOT_U
+
+const char* TypeName(KeyType type) {
+  switch (type) {
+    case KeyType::kString: return "a string";
+    case KeyType::kUnsigned: return "an integer";
+    case KeyType::kEnum: return "one of the listed strings";
+    case KeyType::kListen: return "a \"host:port\" string";
+    case KeyType::kDuration: return "a duration string like \"30d\", \"12h\", \"0\"";
+  }
+  return "?";
+}
+
+Status Invalid(const KeyDef& key, const std::string& value, const std::string& allowed) {
+  return Status::InvalidArgument("config key '" + std::string(key.name) + "': invalid value " +
+                                 value + "; allowed: " + allowed);
+}
+
+std::string RangeText(const KeyDef& key) {
+  return "an integer in [" + std::to_string(key.min) + ", " + std::to_string(key.max) + "]";
+}
+
+Status ApplyValue(const KeyDef& key, const RawValue& raw, Options* options) {
+  const bool is_text = raw.kind == RawValue::Kind::kString;
+  switch (key.type) {
+    case KeyType::kString:
+      if (!is_text) return Invalid(key, raw.text, TypeName(key.type));
+      if (raw.text.empty()) return Invalid(key, "\"\"", "a non-empty string");
+      key.set(options, raw.text, 0);
+      return Status::OK();
+    case KeyType::kEnum: {
+      if (!is_text) return Invalid(key, raw.text, key.allowed);
+      std::string_view allowed = key.allowed;
+      while (!allowed.empty()) {
+        auto bar = allowed.find('|');
+        if (allowed.substr(0, bar) == raw.text) {
+          key.set(options, raw.text, 0);
+          return Status::OK();
+        }
+        if (bar == std::string_view::npos) break;
+        allowed.remove_prefix(bar + 1);
+      }
+      return Invalid(key, "\"" + raw.text + "\"", key.allowed);
+    }
+    case KeyType::kListen: {
+      if (!is_text) return Invalid(key, raw.text, TypeName(key.type));
+      if (raw.text.empty()) {  // disabled listener
+        key.set(options, raw.text, 0);
+        return Status::OK();
+      }
+      std::string host;
+      unsigned short port = 0;
+      Status st = ParseListenAddress(raw.text, &host, &port);
+      if (!st.ok()) return Invalid(key, "\"" + raw.text + "\"", "\"host:port\" with port 0..65535, or \"\" to disable");
+      key.set(options, raw.text, 0);
+      return Status::OK();
+    }
+    case KeyType::kUnsigned: {
+      std::int64_t v = raw.integer;
+      if (raw.kind == RawValue::Kind::kString) {
+        // Only command-line text arrives here as a string; TOML strings for integers are wrong.
+        return Invalid(key, "\"" + raw.text + "\"", RangeText(key));
+      }
+      if (raw.kind != RawValue::Kind::kInteger) return Invalid(key, raw.text, RangeText(key));
+      if (v < 0 || static_cast<std::uint64_t>(v) < key.min || static_cast<std::uint64_t>(v) > key.max) {
+        return Invalid(key, raw.text, RangeText(key));
+      }
+      key.set(options, raw.text, static_cast<std::uint64_t>(v));
+      return Status::OK();
+    }
+    case KeyType::kDuration: {
+      std::int64_t seconds = 0;
+      if (raw.kind == RawValue::Kind::kInteger) {
+        seconds = raw.integer;
+      } else if (!is_text || !ParseDurationSeconds(raw.text, &seconds).ok()) {
+        return Invalid(key, raw.text, TypeName(key.type));
+      }
+      if (seconds < 0 || static_cast<std::uint64_t>(seconds) > key.max) {
+        return Invalid(key, raw.text,
+                       "a duration between 0 (unlimited) and " + std::to_string(key.max) + "s");
+      }
+      key.set(options, raw.text, static_cast<std::uint64_t>(seconds));
+      return Status::OK();
+    }
+  }
+  return Status::OK();
+}
+
+const KeyDef* FindKey(std::string_view name) {
+  for (const KeyDef& key : Keys()) {
+    if (name == key.name) return &key;
+  }
+  return nullptr;
+}
+
+Status UnknownKey(std::string_view name, std::string_view origin) {
+  std::string msg = "unknown config key '" + std::string(name) + "'";
+  if (!origin.empty()) msg += " in " + std::string(origin);
+  msg += "; known keys: ";
+  bool first = true;
+  for (const KeyDef& key : Keys()) {
+    if (!first) msg += ", ";
+    msg += key.name;
+    first = false;
+  }
+  return Status::InvalidArgument(msg);
+}
+
+}  // namespace
+
+Status ParseListenAddress(std::string_view text, std::string* host, unsigned short* port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return Status::InvalidArgument("listen address '" + std::string(text) + "' is not host:port");
+  }
+  std::string_view port_text = text.substr(colon + 1);
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), value);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port_text.empty() ||
+      value > 65535) {
+    return Status::InvalidArgument("listen address '" + std::string(text) +
+                                   "': port must be 0..65535");
+  }
+  std::string_view h = text.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  *host = std::string(h);
+  *port = static_cast<unsigned short>(value);
+  return Status::OK();
+}
+
+Status ParseDurationSeconds(std::string_view text, std::int64_t* seconds) {
+  if (text.empty()) return Status::InvalidArgument("empty duration");
+  std::int64_t number = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || number < 0) {
+    return Status::InvalidArgument("duration '" + std::string(text) + "' does not start with a number");
+  }
+  std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  std::int64_t mult_ms;
+  if (unit.empty() || unit == "s") mult_ms = 1000;
+  else if (unit == "ms") mult_ms = 1;
+  else if (unit == "m") mult_ms = 60'000;
+  else if (unit == "h") mult_ms = 3'600'000;
+  else if (unit == "d") mult_ms = 86'400'000;
+  else if (unit == "w") mult_ms = 7 * 86'400'000LL;
+  else if (unit == "y") mult_ms = 365 * 86'400'000LL;
+  else return Status::InvalidArgument("duration '" + std::string(text) + "': unknown unit '" + std::string(unit) + "' (ms, s, m, h, d, w, y)");
+  if (number > std::numeric_limits<std::int64_t>::max() / mult_ms) {
+    return Status::InvalidArgument("duration '" + std::string(text) + "' is too large");
+  }
+  *seconds = number * mult_ms / 1000;
+  return Status::OK();
+}
+
+Status ApplyToml(std::string_view text, std::string_view origin, Options* options) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream msg;
+    msg << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+        << e.description();
+    return Status::InvalidArgument(msg.str());
+  }
+  for (auto&& [section_key, section_node] : root) {
+    const toml::table* section = section_node.as_table();
+    if (section == nullptr) {
+      return UnknownKey(section_key.str(), origin);
+    }
+    for (auto&& [key, node] : *section) {
+      std::string name = std::string(section_key.str()) + "." + std::string(key.str());
+      const KeyDef* def = FindKey(name);
+      if (def == nullptr) return UnknownKey(name, origin);
+      RawValue raw{RawValue::Kind::kOther, {}, 0};
+      if (auto s = node.value<std::string>(); s && node.is_string()) {
+        raw.kind = RawValue::Kind::kString;
+        raw.text = *s;
+      } else if (node.is_integer()) {
+        raw.kind = RawValue::Kind::kInteger;
+        raw.integer = *node.value<std::int64_t>();
+        raw.text = std::to_string(raw.integer);
+      } else {
+        std::ostringstream os;
+        node.visit([&os](auto&& v) {
+          if constexpr (toml::is_value<decltype(v)>) os << v;
+          else os << "a table or array";
+        });
+        raw.kind = node.is_boolean() ? RawValue::Kind::kBool
+                   : node.is_floating_point() ? RawValue::Kind::kFloat
+                                              : RawValue::Kind::kOther;
+        raw.text = os.str();
+      }
+      INGOT_RETURN_IF_ERROR(ApplyValue(*def, raw, options).WithContext(origin));
+    }
+  }
+  return Status::OK();
+}
+
+Status ApplyOverride(std::string_view assignment, Options* options) {
+  auto eq = assignment.find('=');
+  if (eq == std::string_view::npos) {
+    return Status::InvalidArgument("--set '" + std::string(assignment) +
+                                   "' is not of the form section.key=value");
+  }
+  std::string_view name = assignment.substr(0, eq);
+  std::string value(assignment.substr(eq + 1));
+  const KeyDef* def = FindKey(name);
+  if (def == nullptr) return UnknownKey(name, "--set");
+  RawValue raw{RawValue::Kind::kString, value, 0};
+  if (def->type == KeyType::kUnsigned) {
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec == std::errc() && end == value.data() + value.size() && !value.empty()) {
+      raw.kind = RawValue::Kind::kInteger;
+      raw.integer = v;
+    }
+  }
+  return ApplyValue(*def, raw, options).WithContext("--set");
+}
+
+Status LoadOptions(const std::string& path, const std::vector<std::string>& overrides,
+                   Options* options) {
+  if (!path.empty()) {
+    toml::table unused;
+    std::string text;
+    {
+      FILE* f = std::fopen(path.c_str(), "rb");
+      if (f == nullptr) return Status::IOError("cannot open config file '" + path + "'");
+      char buf[8192];
+      std::size_t n;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+      std::fclose(f);
+    }
+    INGOT_RETURN_IF_ERROR(ApplyToml(text, path, options));
+  }
+  for (const std::string& assignment : overrides) {
+    INGOT_RETURN_IF_ERROR(ApplyOverride(assignment, options));
+  }
+  return Status::OK();
+}
+
+}  // namespace ingot

@@ -1,0 +1,59 @@
+// Options: every setting of the node, with its default and unit in its name.
+//
+// Filled from conf/ingot.toml and `--set key=value` overrides by LoadOptions (config_loader.h), which
+// validates every value; the structs themselves are plain values with documented defaults.
+// `conf/ingot.toml` and docs/configuration.md list the same keys.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ingot {
+
+struct LogOptions {
+  std::string level = "info";   // trace | debug | info | warn | error | off
+  std::string format = "text";  // text | json (one JSON object per line)
+};
+
+struct IngestOptions {
+  std::string tcp_listen = "127.0.0.1:8089";  // line protocol over TCP; "" disables
+  std::string precision = "ns";               // timestamp unit of TCP input: ns | us | ms | s
+  std::uint32_t max_line_bytes = 64 * 1024;   // longer lines are skipped and counted
+  std::uint32_t max_connections = 1024;
+  std::uint32_t idle_timeout_ms = 300'000;    // close TCP connections silent this long
+  std::uint32_t io_threads = 0;               // 0 = number of cores
+  std::uint32_t shards = 0;                   // 0 = number of cores
+  std::uint32_t shard_queue_batches = 64;     // per shard; a full queue pauses readers
+  std::uint64_t max_body_bytes = 64ull << 20; // HTTP /write body limit (after gunzip)
+};
+
+struct StorageOptions {
+  std::string data_dir = "./data";
+  std::string wal_sync = "interval";          // always | interval | none
+  std::uint32_t wal_sync_interval_ms = 100;
+  std::uint64_t wal_max_bytes = 256ull << 20; // checkpoint open buffers past this WAL size
+  std::uint32_t checkpoint_interval_ms = 300'000;  // ... or this age
+  std::int64_t retention_s = 0;               // 0 = keep forever; set as "30d", "12h", ...
+  std::uint64_t block_cache_bytes = 256ull << 20;
+};
+
+struct QueryOptions {
+  std::string http_listen = "127.0.0.1:8086";
+  std::uint32_t http_threads = 2;
+  std::uint64_t max_request_bytes = 64ull << 20;
+  std::uint32_t idle_timeout_ms = 60'000;     // keep-alive idle limit
+  std::uint32_t timeout_ms = 30'000;          // per request read/write
+  std::uint32_t max_concurrent = 16;          // queries in flight; 503 past it
+  std::uint64_t max_points = 50'000'000;      // per response; 422 past it
+  std::uint32_t max_series = 100'000;         // per selector
+  std::uint32_t lookback_ms = 300'000;        // instant-vector lookback
+};
+
+struct Options {
+  LogOptions log;
+  IngestOptions ingest;
+  StorageOptions storage;
+  QueryOptions query;
+};
+
+}  // namespace ingot

@@ -1,0 +1,182 @@
+// ingotd: the node's composition root. Loads the configuration, takes the data-dir lock, opens the
+// store, wires ingest and query into the listeners and runs until SIGINT/SIGTERM.
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "chunk/chunk_store.h"
+#include "chunk/data_dir_lock.h"
+#include "config/asio.h"
+#include "config/config_loader.h"
+#include "config/logging.h"
+#include "config/metrics.h"
+#include "config/options.h"
+#include "ingest/tcp_server.h"
+#include "query/http_server.h"
+
+#ifdef INGOT_HAVE_PROFILER
+#include <gperftools/profiler.h>
+#endif
+
+#ifndef INGOT_VERSION
+#define INGOT_VERSION "0.0.0"
+#endif
+
+namespace ingot {
+namespace {
+
+struct IngestCounters {
+  Counter& lines = MetricsRegistry::Default().AddCounter(
+      "ingot_lines_total", "Line-protocol lines received (including bad ones).");
+  Counter& bytes = MetricsRegistry::Default().AddCounter(
+      "ingot_bytes_received_total", "Bytes of line protocol received over TCP and HTTP.");
+  Counter& overlong = MetricsRegistry::Default().AddCounter(
+      "ingot_points_rejected_total", "Points or lines rejected, by reason.",
+      "reason=\"line_too_long\"");
+};
+
+IngestCounters& Counters() {
+  static IngestCounters counters;
+  return counters;
+}
+
+class CountingConsumer final : public LineConsumer {
+ public:
+  void Consume(std::string_view lines) override {
+    Counters().bytes.Add(lines.size());
+    std::uint64_t n = 0;
+    for (char c : lines) n += (c == '\n');
+    if (!lines.empty() && lines.back() != '\n') ++n;
+    Counters().lines.Add(n);
+  }
+  void OverlongLine(std::uint64_t, std::size_t) override { Counters().overlong.Add(); }
+  void Finish() override {}
+};
+
+int Run(int argc, char** argv) {
+  CLI::App app{"ingotd: a streaming time-series ingestion node (InfluxDB line protocol in, "
+               "Prometheus-style queries out)"};
+  std::string config_path;
+  std::vector<std::string> overrides;
+  std::string data_dir;
+  std::string cpuprofile;
+  app.add_option("-c,--config", config_path, "TOML configuration file (see conf/ingot.toml)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--set", overrides, "Override a setting: section.key=value (repeatable)");
+  app.add_option("--data-dir", data_dir, "Data directory (overrides storage.data_dir)");
+  app.add_option("--cpuprofile", cpuprofile,
+                 "Write a gperftools CPU profile of the whole run to FILE (read it with pprof)");
+  app.set_version_flag("-V,--version", std::string("ingotd ") + INGOT_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  Options options;
+  Status st = LoadOptions(config_path, overrides, &options);
+  if (!data_dir.empty() && st.ok()) st = ApplyOverride("storage.data_dir=" + data_dir, &options);
+  if (!st.ok()) {
+    std::fprintf(stderr, "ingotd: configuration error: %s\n", std::string(st.message()).c_str());
+    return 2;
+  }
+  st = SetupLogging(options.log);
+  if (!st.ok()) {
+    std::fprintf(stderr, "ingotd: %s\n", st.ToString().c_str());
+    return 2;
+  }
+  auto log = Logger("main");
+  // Installed before anything starts so that a signal arriving during start-up is not lost.
+  asio::io_context signals_io;
+  asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+
+#ifdef INGOT_HAVE_PROFILER
+  if (!cpuprofile.empty()) {
+    if (!ProfilerStart(cpuprofile.c_str())) {
+      log->error("cannot start the CPU profiler writing to '{}'", cpuprofile);
+      return 2;
+    }
+    log->info("CPU profile is being written to {}", cpuprofile);
+  }
+#else
+  if (!cpuprofile.empty()) {
+    log->error("--cpuprofile needs a build with -DINGOT_PROFILER=ON");
+    return 2;
+  }
+#endif
+
+  std::unique_ptr<DataDirLock> lock;
+  st = DataDirLock::Acquire(options.storage.data_dir, &lock);
+  if (!st.ok()) {
+    log->error("{}", st.ToString());
+    return 1;
+  }
+  std::unique_ptr<ChunkStore> store;
+  st = ChunkStore::Open(options.storage.data_dir + "/db", options.storage, &store);
+  if (!st.ok()) {
+    log->error("{}", st.ToString());
+    return 1;
+  }
+
+  HttpRouter router;
+  router.Add(http::verb::get, "/health", [](const HttpRequest&, HttpReply& reply) {
+    SetReply(reply, http::status::ok, "application/json", "{\"status\":\"ok\"}\n");
+  });
+  router.Add(http::verb::get, "/metrics", [](const HttpRequest&, HttpReply& reply) {
+    std::string body;
+    MetricsRegistry::Default().RenderPrometheus(&body);
+    SetReply(reply, http::status::ok, "text/plain; version=0.0.4", std::move(body));
+  });
+
+  Counters();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  TcpServer tcp(options.ingest, [](const ConnectionInfo&) {
+    return std::make_unique<CountingConsumer>();
+  });
+  HttpServer http_server(options.query, router);
+
+  int exit_code = 0;
+  if (!options.ingest.tcp_listen.empty()) {
+    st = tcp.Start(options.ingest.tcp_listen,
+                   options.ingest.io_threads == 0 ? cores : options.ingest.io_threads);
+  }
+  if (st.ok() && !options.query.http_listen.empty()) {
+    st = http_server.Start(options.query.http_listen);
+  }
+  if (!st.ok()) {
+    log->error("{}", st.ToString());
+    exit_code = 1;
+  } else {
+    log->info("ingotd {} ready: line protocol on tcp port {}, HTTP on port {}, data in {}",
+              INGOT_VERSION, tcp.port(), http_server.port(), options.storage.data_dir);
+    signals.async_wait([&](const boost::system::error_code&, int signo) {
+      log->info("received {}, shutting down", signo == SIGINT ? "SIGINT" : "SIGTERM");
+    });
+    signals_io.run();
+  }
+
+  tcp.Stop();
+  http_server.Stop();
+  st = store->Close();
+  if (!st.ok()) {
+    log->error("closing the store: {}", st.ToString());
+    exit_code = 1;
+  }
+#ifdef INGOT_HAVE_PROFILER
+  if (!cpuprofile.empty()) ProfilerStop();
+#endif
+  if (exit_code == 0) log->info("stopped cleanly");
+  spdlog::shutdown();
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace ingot
+
+int main(int argc, char** argv) { return ingot::Run(argc, argv); }

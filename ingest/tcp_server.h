@@ -1,0 +1,75 @@
+// TcpServer: accepts InfluxDB line protocol over TCP and hands complete lines to a per-connection
+// LineConsumer.
+//
+// Each connection is one coroutine reading into its own buffer; lines split across reads are
+// reassembled there, so the consumer always sees whole lines in place (never copied). A line
+// that does not end within `max_line_bytes` is skipped up to the next newline and reported.
+// Backpressure: Consume() may block while shard queues are full, and the connection is not read
+// meanwhile, so TCP flow control slows the sender down instead of points being dropped.
+//
+// Thread safety: Start/Stop from one thread; consumers run on the server's I/O threads, one
+// connection never concurrently with itself.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "config/asio.h"
+#include "config/options.h"
+#include "config/status.h"
+
+namespace ingot {
+
+struct ConnectionInfo {
+  std::uint64_t id = 0;
+  std::string peer;  // "ip:port"
+};
+
+class LineConsumer {
+ public:
+  virtual ~LineConsumer() = default;
+  // `lines` holds one or more whole lines; each ends with '\n' except possibly the last piece
+  // of a connection (a final line without newline before EOF).
+  virtual void Consume(std::string_view lines) = 0;
+  // A line longer than the limit was skipped; `line_number` counts lines of this connection.
+  virtual void OverlongLine(std::uint64_t line_number, std::size_t bytes_seen) = 0;
+  // The connection ended; everything consumed must be made durable before this returns.
+  virtual void Finish() = 0;
+};
+
+using LineConsumerFactory =
+    std::function<std::unique_ptr<LineConsumer>(const ConnectionInfo& connection)>;
+
+class TcpServer {
+ public:
+  TcpServer(const IngestOptions& options, LineConsumerFactory factory);
+  ~TcpServer();
+
+  // Binds "host:port" (port 0 picks a free one) and starts the I/O threads.
+  Status Start(const std::string& listen, unsigned threads);
+  // Stops accepting and reading; finishes every open connection's consumer; joins threads.
+  void Stop();
+  unsigned short port() const { return port_; }
+  int connections() const { return connections_.load(); }
+
+ private:
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> Session(asio::ip::tcp::socket socket, std::uint64_t id);
+
+  const IngestOptions options_;
+  LineConsumerFactory factory_;
+  asio::io_context io_;
+  std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> connections_{0};
+  std::atomic<std::uint64_t> next_id_{1};
+  unsigned short port_ = 0;
+};
+
+}  // namespace ingot

@@ -1,0 +1,262 @@
+#include "query/http_server.h"
+
+#include <chrono>
+#include <exception>
+
+#include <boost/beast/core.hpp>
+
+#include "config/config_loader.h"
+#include "config/logging.h"
+
+namespace ingot {
+namespace beast = boost::beast;
+using asio::ip::tcp;
+
+void HttpRouter::Add(http::verb method, std::string path, HttpHandler handler) {
+  routes_.push_back({method, std::move(path), false, std::move(handler)});
+}
+
+void HttpRouter::AddPrefix(http::verb method, std::string prefix, HttpHandler handler) {
+  routes_.push_back({method, std::move(prefix), true, std::move(handler)});
+}
+
+void SetReply(HttpReply& reply, http::status status, std::string_view content_type,
+              std::string body) {
+  reply.response.result(status);
+  reply.response.set(http::field::content_type, content_type);
+  reply.response.body() = std::move(body);
+}
+
+void HttpRouter::Handle(const HttpRequest& request, HttpReply& reply) const {
+  const std::string_view path = TargetPath(request.target());
+  bool path_matched = false;
+  for (const Route& route : routes_) {
+    const bool match = route.prefix ? path.starts_with(route.path) : path == route.path;
+    if (!match) continue;
+    path_matched = true;
+    if (route.method != request.method()) continue;
+    try {
+      route.handler(request, reply);
+    } catch (const std::exception& e) {
+      reply.stream = nullptr;
+      SetReply(reply, http::status::internal_server_error, "text/plain",
+               std::string("internal error: ") + e.what() + "\n");
+    }
+    return;
+  }
+  if (path_matched) {
+    SetReply(reply, http::status::method_not_allowed, "text/plain",
+             "method " + std::string(request.method_string()) + " not allowed on " +
+                 std::string(path) + "\n");
+  } else {
+    SetReply(reply, http::status::not_found, "text/plain",
+             "no such endpoint: " + std::string(path) + "\n");
+  }
+}
+
+std::string_view TargetPath(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
+std::string UrlDecode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '+') {
+      out += ' ';
+    } else if (c == '%' && i + 2 < text.size() + 0 && hex(text[i + 1]) >= 0 &&
+               hex(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+void AppendParams(std::string_view query, std::vector<std::pair<std::string, std::string>>* out) {
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    if (!pair.empty()) {
+      const auto eq = pair.find('=');
+      if (eq == std::string_view::npos) {
+        out->emplace_back(UrlDecode(pair), "");
+      } else {
+        out->emplace_back(UrlDecode(pair.substr(0, eq)), UrlDecode(pair.substr(eq + 1)));
+      }
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> ParseQueryParams(const HttpRequest& request) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string_view target = request.target();
+  const auto q = target.find('?');
+  if (q != std::string_view::npos) AppendParams(target.substr(q + 1), &out);
+  if (request.method() == http::verb::post) {
+    auto it = request.find(http::field::content_type);
+    if (it != request.end() &&
+        it->value().starts_with("application/x-www-form-urlencoded")) {
+      AppendParams(request.body(), &out);
+    }
+  }
+  return out;
+}
+
+HttpServer::HttpServer(const QueryOptions& options, const HttpRouter& router)
+    : options_(options), router_(router) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start(const std::string& listen) {
+  std::string host;
+  unsigned short port = 0;
+  INGOT_RETURN_IF_ERROR(ParseListenAddress(listen, &host, &port).WithContext("query.http_listen"));
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(host, ec);
+  if (ec) {
+    return Status::InvalidArgument("query.http_listen: '" + host + "' is not an IP address");
+  }
+  acceptor_ = std::make_unique<tcp::acceptor>(io_);
+  const tcp::endpoint endpoint(address, port);
+  acceptor_->open(endpoint.protocol(), ec);
+  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_->bind(endpoint, ec);
+  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::IOError("HTTP listener: cannot bind " + listen + " (port " +
+                           std::to_string(port) + "): " + ec.message());
+  }
+  port_ = acceptor_->local_endpoint().port();
+  asio::co_spawn(io_, AcceptLoop(), asio::detached);
+  const unsigned threads = options_.http_threads == 0 ? 1 : options_.http_threads;
+  for (unsigned i = 0; i < threads; ++i) {
+    threads_.emplace_back([this] { io_.run(); });
+  }
+  return Status::OK();
+}
+
+void HttpServer::Stop() {
+  if (threads_.empty()) return;
+  stopping_ = true;
+  asio::post(io_, [this] {
+    boost::system::error_code ec;
+    if (acceptor_) acceptor_->close(ec);
+  });
+  // Requests in flight get a short grace period; idle keep-alive connections are simply dropped.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  io_.stop();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+asio::awaitable<void> HttpServer::AcceptLoop() {
+  while (!stopping_) {
+    boost::system::error_code ec;
+    tcp::socket socket = co_await acceptor_->async_accept(
+        asio::make_strand(io_), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (stopping_ || ec == asio::error::operation_aborted) break;
+      continue;  // e.g. EMFILE: keep serving the connections we have
+    }
+    auto executor = socket.get_executor();
+    asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
+  }
+}
+
+asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  std::string chunk;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(options_.max_request_bytes);
+    stream.expires_after(std::chrono::milliseconds(options_.idle_timeout_ms));
+    boost::system::error_code ec;
+    co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+        ec == asio::error::eof) {
+      break;
+    }
+    if (ec) {
+      HttpResponse response;
+      response.version(11);
+      response.keep_alive(false);
+      if (ec == http::error::body_limit) {
+        response.result(http::status::payload_too_large);
+        response.body() = "request body exceeds the limit of " +
+                          std::to_string(options_.max_request_bytes) +
+                          " bytes (query.max_request_bytes)\n";
+      } else {
+        response.result(http::status::bad_request);
+        response.body() = "malformed HTTP request: " + ec.message() + "\n";
+      }
+      response.set(http::field::content_type, "text/plain");
+      response.prepare_payload();
+      stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+      co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+      break;
+    }
+    in_flight_.fetch_add(1);
+    HttpRequest request = parser.release();
+    HttpReply reply;
+    reply.response.version(request.version());
+    reply.response.keep_alive(request.keep_alive() && !stopping_);
+    reply.response.set(http::field::server, "ingot");
+    router_.Handle(request, reply);
+    const bool keep_alive = reply.response.keep_alive();
+    stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+    if (!reply.stream) {
+      reply.response.prepare_payload();
+      co_await http::async_write(stream, reply.response,
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      http::response<http::empty_body> header;
+      header.result(reply.response.result());
+      header.version(reply.response.version());
+      for (const auto& field : reply.response) header.set(field.name_string(), field.value());
+      header.keep_alive(keep_alive);
+      header.chunked(true);
+      http::response_serializer<http::empty_body> serializer(header);
+      co_await http::async_write_header(stream, serializer,
+                                        asio::redirect_error(asio::use_awaitable, ec));
+      bool more = true;
+      while (!ec && more) {
+        chunk.clear();
+        more = reply.stream(&chunk);
+        if (!chunk.empty()) {
+          stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+          co_await asio::async_write(stream, http::make_chunk(asio::buffer(chunk)),
+                                     asio::redirect_error(asio::use_awaitable, ec));
+        }
+      }
+      if (!ec) {
+        co_await asio::async_write(stream, http::make_chunk_last(),
+                                   asio::redirect_error(asio::use_awaitable, ec));
+      }
+    }
+    in_flight_.fetch_sub(1);
+    if (ec || !keep_alive) break;
+  }
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+}
+
+}  // namespace ingot

@@ -1,0 +1,88 @@
+// Test helper process: writes the crash workload through Storage and prints "ack <batch>" after
+// every batch whose Append calls all returned OK. The test kills it with SIGKILL at random moments.
+//
+//   chunk_crash_writer <data_dir> <shards> <wal_sync> <seed> <first_batch> <batches> <end>
+//     [wal_max_bytes]
+// <end>: "close" (clean shutdown), "abandon" (_exit without shutdown), "hang" (sleep until killed).
+#include <unistd.h>
+
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "chunk/storage.h"
+#include "tests/chunk/crash_workload.h"
+
+using namespace ingot;
+
+namespace {
+[[noreturn]] void Die(const Status& st) {
+  std::fprintf(stderr, "crash_writer: %s\n", st.ToString().c_str());
+  std::_Exit(2);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 8) {
+    std::fprintf(stderr, "usage: %s dir shards sync seed first batches end [wal_max]\n", argv[0]);
+    return 2;
+  }
+  StorageOptions options;
+  options.data_dir = argv[1];
+  const int shards = std::atoi(argv[2]);
+  options.wal_sync = argv[3];
+  const std::uint64_t seed = std::strtoull(argv[4], nullptr, 10);
+  const std::int64_t first = std::atoll(argv[5]);
+  const std::int64_t batches = std::atoll(argv[6]);
+  const std::string end = argv[7];
+  if (argc > 8) options.wal_max_bytes = std::strtoull(argv[8], nullptr, 10);
+  options.block_cache_bytes = 8 << 20;
+
+  std::unique_ptr<Storage> storage;
+  Status st = Storage::Open(options, shards, SystemClock::Instance(), &storage);
+  if (!st.ok()) Die(st);
+
+  SeriesId sids[testing::kCrashSeries + 1];
+  for (int s = 0; s <= testing::kCrashSeries; ++s) {
+    ValueType stored;
+    const ValueType type = s == testing::kCrashSeries ? ValueType::kInteger : ValueType::kFloat;
+    st = storage->index().Resolve(testing::WorkloadKey(s), type, &sids[s], &stored);
+    if (!st.ok()) Die(st);
+  }
+  std::vector<testing::WorkloadPoint> points;
+  std::vector<std::vector<PointRecord>> per_shard(static_cast<std::size_t>(shards));
+  for (std::int64_t b = first; b < first + batches; ++b) {
+    testing::WorkloadBatch(seed, b, &points);
+    for (auto& v : per_shard) v.clear();
+    for (const auto& p : points) {
+      PointRecord r;
+      r.sid = sids[p.series];
+      r.ts_ns = p.ts_ns;
+      if (p.series == testing::kCrashSeries) {
+        r.type = ValueType::kInteger;
+        r.bits = static_cast<std::uint64_t>(static_cast<std::int64_t>(p.value));
+      } else {
+        r.type = ValueType::kFloat;
+        r.bits = std::bit_cast<std::uint64_t>(p.value);
+      }
+      per_shard[static_cast<std::size_t>(storage->ShardOf(r.sid))].push_back(r);
+    }
+    for (int i = 0; i < shards; ++i) {
+      AppendResult result;
+      st = storage->shard(i).Append(per_shard[static_cast<std::size_t>(i)], &result);
+      if (!st.ok()) Die(st);
+    }
+    char line[48];
+    const int n = std::snprintf(line, sizeof line, "ack %lld\n", static_cast<long long>(b));
+    if (::write(1, line, static_cast<std::size_t>(n)) != n) std::_Exit(3);
+  }
+  if (end == "abandon") std::_Exit(0);
+  if (end == "hang") {
+    for (;;) ::pause();
+  }
+  st = storage->Close();
+  if (!st.ok()) Die(st);
+  return 0;
+}

@@ -1,0 +1,466 @@
+// GCC 12 reports a false -Wrestrict on "literal" + std::to_string(...) (GCC bug 105329).
+#pragma GCC diagnostic ignored "-Wrestrict"
+
+#include "chunk/storage.h"
+
+#include <atomic>
+#include <bit>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "chunk/storage_metrics.h"
+#include "tests/chunk/test_util.h"
+
+namespace ingot {
+namespace {
+
+constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kSec = 1'000'000'000;
+
+using Model = std::map<SeriesId, std::map<std::int64_t, double>>;
+
+class StorageTest : public ::testing::Test {
+ protected:
+  void Open(int shards = 2, const Clock& clock = SystemClock::Instance()) {
+    ASSERT_TRUE(Storage::Open(options_, shards, clock, &storage_).ok());
+  }
+  void Reopen(int shards = 2, const Clock& clock = SystemClock::Instance()) {
+    ASSERT_TRUE(storage_->Close().ok());
+    storage_.reset();
+    Open(shards, clock);
+  }
+  SeriesId Series(const std::string& name, ValueType type = ValueType::kFloat) {
+    std::string key;
+    BuildSeriesKey("m", {}, name, &key);
+    SeriesId sid;
+    ValueType stored;
+    EXPECT_TRUE(storage_->index().Resolve(key, type, &sid, &stored).ok());
+    return sid;
+  }
+  // Appends one batch per shard; updates the model with accepted points.
+  AppendResult Write(SeriesId sid, const std::vector<std::pair<std::int64_t, double>>& points,
+                     ValueType type = ValueType::kFloat) {
+    std::vector<PointRecord> batch;
+    for (const auto& [ts, v] : points) {
+      const std::uint64_t bits = type == ValueType::kFloat
+                                     ? std::bit_cast<std::uint64_t>(v)
+                                     : static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+      batch.push_back({sid, ts, bits, type});
+    }
+    AppendResult r;
+    EXPECT_TRUE(storage_->shard(storage_->ShardOf(sid)).Append(batch, &r).ok());
+    return r;
+  }
+  void ExpectRange(const Model& model, SeriesId sid, std::int64_t start, std::int64_t end) {
+    std::vector<std::int64_t> ts;
+    std::vector<double> values;
+    ASSERT_TRUE(storage_->ReadSeries(sid, start, end, &ts, &values).ok());
+    std::vector<std::int64_t> want_ts;
+    std::vector<double> want_values;
+    auto it = model.find(sid);
+    if (it != model.end() && start <= end) {
+      for (auto p = it->second.lower_bound(start); p != it->second.end() && p->first <= end; ++p) {
+        want_ts.push_back(p->first);
+        want_values.push_back(p->second);
+      }
+    }
+    ASSERT_EQ(ts, want_ts) << "series " << sid << " [" << start << ", " << end << "]";
+    ASSERT_EQ(values, want_values) << "series " << sid << " [" << start << ", " << end << "]";
+  }
+  // Full range, every point edge (±1) of every 1024-point boundary, empty and reversed ranges.
+  void ExpectAllRanges(const Model& model) {
+    for (const auto& [sid, points] : model) {
+      ExpectRange(model, sid, kMin, kMax);
+      ExpectRange(model, sid, 5, 4);
+      std::vector<std::int64_t> keys;
+      for (const auto& [ts, v] : points) keys.push_back(ts);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (i % 1024 != 0 && i % 1024 != 1023 && i + 1 != keys.size() && i != 1) continue;
+        const std::int64_t t = keys[i];
+        ExpectRange(model, sid, t, t);
+        ExpectRange(model, sid, t + 1, kMax);
+        ExpectRange(model, sid, kMin, t - 1);
+        ExpectRange(model, sid, t - 1, t + 1);
+        if (i + 1 < keys.size()) ExpectRange(model, sid, t + 1, keys[i + 1] - 1);  // gap: empty
+      }
+    }
+  }
+
+  testing::TempDir dir_;
+  StorageOptions options_ = testing::TestOptions(dir_.path());
+  std::unique_ptr<Storage> storage_;
+};
+
+TEST_F(StorageTest, RoundTripsAcrossChunkEdgesAndReopen) {
+  Open();
+  Model model;
+  std::mt19937_64 rng(11);
+  for (int n : {1, 1023, 1024, 1025, 2048, 2049, 3000}) {
+    const SeriesId sid = Series("s" + std::to_string(n));
+    std::vector<std::pair<std::int64_t, double>> pts;
+    std::int64_t t = -1500 * kSec;  // negative timestamps, crossing zero
+    for (int i = 0; i < n; ++i) {
+      t += 1 + static_cast<std::int64_t>(rng() % (2 * kSec));
+      const double v = static_cast<double>(static_cast<int>(rng() % 100000) - 50000) / 100.0;
+      pts.emplace_back(t, v);
+      model[sid][t] = v;
+    }
+    // Several batches of varying size.
+    for (std::size_t i = 0; i < pts.size(); i += 300) {
+      std::vector<std::pair<std::int64_t, double>> part(
+          pts.begin() + static_cast<long>(i), pts.begin() + static_cast<long>(std::min(i + 300, pts.size())));
+      const AppendResult r = Write(sid, part);
+      EXPECT_EQ(r.accepted, part.size());
+    }
+  }
+  ExpectAllRanges(model);
+  Reopen();
+  ExpectAllRanges(model);
+  Reopen(3);  // a different shard count routes heads elsewhere
+  ExpectAllRanges(model);
+}
+
+TEST_F(StorageTest, OutOfOrderAndDuplicatesWithinOpenChunk) {
+  Open();
+  Model model;
+  const SeriesId sid = Series("ooo");
+  std::mt19937_64 rng(5);
+  // 3000 points shuffled within windows of 256, with duplicates overwriting. Windows divide the
+  // chunk size, so every point arrives before the buffer that would hold it is sealed.
+  std::vector<std::int64_t> order;
+  for (int i = 0; i < 3000; ++i) order.push_back(i * 10);
+  for (std::size_t w = 0; w < order.size(); w += 256) {
+    std::shuffle(order.begin() + static_cast<long>(w),
+                 order.begin() + static_cast<long>(std::min(w + 256, order.size())), rng);
+  }
+  std::uint64_t rejected = 0;
+  for (std::size_t i = 0; i < order.size(); i += 50) {
+    std::vector<std::pair<std::int64_t, double>> batch;
+    for (std::size_t j = i; j < i + 50; ++j) {
+      batch.emplace_back(order[j], static_cast<double>(j));
+      if (j % 7 == 0) batch.emplace_back(order[j], static_cast<double>(j) + 0.5);  // overwrite
+    }
+    // The model accepts exactly what storage accepted: too-old points are those at or before the
+    // newest sealed point, which the test mirrors through the reads below.
+    const AppendResult r = Write(sid, batch);
+    rejected += r.rejected_too_old;
+    std::vector<std::int64_t> ts;
+    std::vector<double> values;
+    for (const auto& [t, v] : batch) {
+      ASSERT_TRUE(storage_->ReadSeries(sid, t, t, &ts, &values).ok());
+      if (!ts.empty() && values[0] == v) model[sid][t] = v;
+    }
+  }
+  EXPECT_EQ(rejected, 0u) << "windows of 256 never reach back past a sealed chunk";
+  EXPECT_EQ(model[sid].size(), 3000u);
+  ExpectAllRanges(model);
+  Reopen();
+  ExpectAllRanges(model);
+}
+
+TEST_F(StorageTest, PointsAtOrBeforeSealedChunkAreRejectedAndCounted) {
+  Open();
+  const SeriesId sid = Series("old");
+  std::vector<std::pair<std::int64_t, double>> pts;
+  for (int i = 0; i < 1025; ++i) pts.emplace_back(i, i);
+  AppendResult r = Write(sid, pts);
+  EXPECT_EQ(r.chunks_sealed, 1u);
+  const std::uint64_t counted_before = Metrics().points_rejected_too_old->Value();
+  r = Write(sid, {{1023, 9.0}, {500, 9.0}, {2000, 1.0}});
+  EXPECT_EQ(r.rejected_too_old, 2u);
+  EXPECT_EQ(Metrics().points_rejected_too_old->Value() - counted_before, 2u);
+  EXPECT_EQ(r.accepted, 1u);
+  Reopen();  // the sealed bound is found again after a restart
+  r = Write(sid, {{1023, 9.0}, {1024, 2.0}});
+  EXPECT_EQ(r.rejected_too_old, 1u);
+  EXPECT_EQ(r.accepted, 1u);
+  std::vector<std::int64_t> ts;
+  std::vector<double> values;
+  ASSERT_TRUE(storage_->ReadSeries(sid, 1023, 1024, &ts, &values).ok());
+  EXPECT_EQ(values, (std::vector<double>{1023.0, 2.0}));
+}
+
+TEST_F(StorageTest, IntegerAndBooleanSeriesReadAsDoublesAndTypesAreEnforced) {
+  Open();
+  Model model;
+  const SeriesId ints = Series("i", ValueType::kInteger);
+  const SeriesId bools = Series("b", ValueType::kBoolean);
+  std::vector<std::pair<std::int64_t, double>> ip, bp;
+  for (int i = 0; i < 1500; ++i) {
+    ip.emplace_back(i, static_cast<double>(i * 1000 - 700000));
+    bp.emplace_back(i, static_cast<double>(i % 3 == 0));
+    model[ints][i] = static_cast<double>(i * 1000 - 700000);
+    model[bools][i] = static_cast<double>(i % 3 == 0);
+  }
+  EXPECT_EQ(Write(ints, ip, ValueType::kInteger).accepted, 1500u);
+  EXPECT_EQ(Write(bools, bp, ValueType::kBoolean).accepted, 1500u);
+  EXPECT_EQ(Write(ints, {{5000, 1.5}}, ValueType::kFloat).rejected_type, 1u);
+  ExpectAllRanges(model);
+  Reopen();
+  ExpectAllRanges(model);
+  // Raw access keeps the exact int64.
+  auto ws = std::make_unique<codec::Workspace>();
+  int chunks = 0;
+  ASSERT_TRUE(storage_->ForEachChunk(ints, kMin, kMax, [&](const ChunkView& view) {
+    std::vector<std::int64_t> ts(view.count()), raw(view.count());
+    INGOT_RETURN_IF_ERROR(Storage::DecodeChunkRaw(view, ts, raw, *ws));
+    for (std::size_t i = 0; i < ts.size(); ++i) EXPECT_EQ(raw[i], ts[i] * 1000 - 700000);
+    ++chunks;
+    return Status::OK();
+  }).ok());
+  EXPECT_EQ(chunks, 1);
+}
+
+TEST_F(StorageTest, ForEachChunkUsesStraddlingChunkAndBounds) {
+  Open();
+  const SeriesId a = Series("a");
+  const SeriesId b = Series("b");
+  std::vector<std::pair<std::int64_t, double>> pts;
+  for (int i = 0; i < 4 * 1024 + 1; ++i) pts.emplace_back(i * 10, i);
+  Write(a, pts);
+  Write(b, pts);
+  auto firsts = [&](std::int64_t start, std::int64_t end) {
+    std::vector<std::int64_t> out;
+    EXPECT_TRUE(storage_->ForEachChunk(a, start, end, [&](const ChunkView& v) {
+      EXPECT_EQ(v.sid, a);
+      out.push_back(v.first_ts_ns);
+      return Status::OK();
+    }).ok());
+    return out;
+  };
+  EXPECT_EQ(firsts(kMin, kMax), (std::vector<std::int64_t>{0, 10240, 20480, 30720}));
+  EXPECT_EQ(firsts(10235, 10235), (std::vector<std::int64_t>{}));  // between chunks 0 and 1
+  EXPECT_EQ(firsts(10230, 10240), (std::vector<std::int64_t>{0, 10240}));
+  EXPECT_EQ(firsts(15000, 20480), (std::vector<std::int64_t>{10240, 20480}));
+  EXPECT_EQ(firsts(kMin, -1), (std::vector<std::int64_t>{}));
+  EXPECT_EQ(firsts(40950, kMax), (std::vector<std::int64_t>{30720}));
+  EXPECT_EQ(firsts(40960, kMax), (std::vector<std::int64_t>{}));  // only in the head
+}
+
+TEST_F(StorageTest, ReadsNeitherLoseNorDuplicateWhileSealing) {
+  Open(1);
+  const SeriesId sid = Series("live");
+  constexpr int kPoints = 12000;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < kPoints; i += 7) {
+      std::vector<PointRecord> batch;
+      for (int j = i; j < std::min(i + 7, kPoints); ++j) {
+        batch.push_back({sid, j, std::bit_cast<std::uint64_t>(static_cast<double>(j)),
+                         ValueType::kFloat});
+      }
+      ASSERT_TRUE(storage_->shard(0).Append(batch, nullptr).ok());
+    }
+    done = true;
+  });
+  std::size_t last_seen = 0;
+  int reads = 0;
+  while (!done || reads == 0) {
+    std::vector<std::int64_t> ts;
+    std::vector<double> values;
+    ASSERT_TRUE(storage_->ReadSeries(sid, kMin, kMax, &ts, &values).ok());
+    // Appends complete in order, so every read must see exactly a prefix 0..n-1.
+    ASSERT_GE(ts.size(), last_seen);
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      ASSERT_EQ(ts[i], static_cast<std::int64_t>(i));
+      ASSERT_EQ(values[i], static_cast<double>(i));
+    }
+    last_seen = ts.size();
+    ++reads;
+  }
+  writer.join();
+  std::vector<std::int64_t> ts;
+  std::vector<double> values;
+  ASSERT_TRUE(storage_->ReadSeries(sid, kMin, kMax, &ts, &values).ok());
+  EXPECT_EQ(ts.size(), static_cast<std::size_t>(kPoints));
+}
+
+TEST_F(StorageTest, CheckpointsKeepTheWalBounded) {
+  options_.wal_max_bytes = 16 * 1024;
+  Open(1);
+  Model model;
+  std::vector<SeriesId> sids;
+  for (int s = 0; s < 20; ++s) sids.push_back(Series("c" + std::to_string(s)));
+  std::uintmax_t max_wal_bytes = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<PointRecord> batch;
+    for (std::size_t s = 0; s < sids.size(); ++s) {
+      // Series 0 writes rarely: its open buffer must not pin old WAL segments.
+      if (s == 0 && round % 50 != 0) continue;
+      const double v = round * 0.25 + static_cast<double>(s);
+      batch.push_back({sids[s], round, std::bit_cast<std::uint64_t>(v), ValueType::kFloat});
+      model[sids[s]][round] = v;
+    }
+    ASSERT_TRUE(storage_->shard(0).Append(batch, nullptr).ok());
+    std::uintmax_t bytes = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_.path() + "/wal")) {
+      if (e.is_regular_file()) bytes += e.file_size();
+    }
+    max_wal_bytes = std::max(max_wal_bytes, bytes);
+  }
+  EXPECT_LT(max_wal_bytes, 2 * options_.wal_max_bytes);
+  ExpectAllRanges(model);
+  Reopen(1);
+  ExpectAllRanges(model);
+}
+
+TEST_F(StorageTest, RetentionDropsExactlyTheExpiredChunks) {
+  options_.retention_s = 3600;
+  ManualClock clock(10'000 * kSec);
+  Open(2, clock);
+  const SeriesId sid = Series("r");
+  const SeriesId other = Series("fresh");
+  // Three chunks: [0, 1023 s], [1024, 2047 s], [2048, 3071 s] plus one head point at 3072 s.
+  std::vector<std::pair<std::int64_t, double>> pts;
+  for (int i = 0; i <= 3072; ++i) pts.emplace_back((7'000 + i) * kSec, i);
+  EXPECT_EQ(Write(sid, pts).accepted, pts.size());
+  EXPECT_EQ(Write(other, {{9'999 * kSec, 1.0}}).accepted, 1u);
+  EXPECT_EQ(Write(sid, {{6'000 * kSec, 1.0}}).rejected_expired, 1u);  // already past retention
+  // Now the first chunk's newest point (8023 s) is older than 12000 - 3600 = 8400 s; the second
+  // chunk straddles the cutoff and stays whole.
+  clock.Set(12'000 * kSec);
+  ASSERT_TRUE(storage_->chunks().CompactChunks().ok());
+  std::vector<std::int64_t> ts;
+  std::vector<double> values;
+  ASSERT_TRUE(storage_->ReadSeries(sid, kMin, kMax, &ts, &values).ok());
+  ASSERT_EQ(ts.size(), 3072u - 1024u + 1u);
+  EXPECT_EQ(ts.front(), 8'024 * kSec);
+  EXPECT_EQ(ts.back(), 10'072 * kSec);
+  ASSERT_TRUE(storage_->ReadSeries(other, kMin, kMax, &ts, &values).ok());
+  EXPECT_EQ(ts.size(), 1u);
+}
+
+TEST_F(StorageTest, HeadPointsPastRetentionAreDroppedAtSeal) {
+  options_.retention_s = 100;
+  ManualClock clock(1'000 * kSec);
+  Open(1, clock);
+  const SeriesId sid = Series("h");
+  std::vector<std::pair<std::int64_t, double>> old_pts, new_pts;
+  for (int i = 0; i < 500; ++i) old_pts.emplace_back(950 * kSec + i, i);
+  EXPECT_EQ(Write(sid, old_pts).accepted, 500u);
+  clock.Set(2'000 * kSec);
+  for (int i = 0; i < 600; ++i) new_pts.emplace_back(1'990 * kSec + i, i);
+  const AppendResult r = Write(sid, new_pts);
+  EXPECT_EQ(r.accepted, 600u);
+  EXPECT_EQ(r.chunks_sealed, 1u);
+  std::vector<std::int64_t> ts;
+  std::vector<double> values;
+  ASSERT_TRUE(storage_->ReadSeries(sid, kMin, kMax, &ts, &values).ok());
+  ASSERT_EQ(ts.size(), 600u);  // 524 sealed + 76 in the head; the 500 expired ones are gone
+  EXPECT_EQ(ts.front(), 1'990 * kSec);
+}
+
+TEST_F(StorageTest, CorruptChunkFailsOnlyReadsThatTouchIt) {
+  Open();
+  Model model;
+  const SeriesId a = Series("a");
+  const SeriesId b = Series("b");
+  std::vector<std::pair<std::int64_t, double>> pts;
+  for (int i = 0; i < 3 * 1024 + 10; ++i) {
+    pts.emplace_back(i, i * 0.5);
+    model[a][i] = i * 0.5;
+    model[b][i] = i * 0.5;
+  }
+  Write(a, pts);
+  Write(b, pts);
+  ASSERT_TRUE(storage_->Close().ok());
+  storage_.reset();
+  {
+    // Flip one payload byte of a's second chunk behind the storage's back.
+    std::unique_ptr<ChunkStore> store;
+    ASSERT_TRUE(ChunkStore::Open(dir_.path() + "/db", options_, &store).ok());
+    const ChunkKey key = EncodeChunkKey(a, 1024);
+    std::string value;
+    ASSERT_TRUE(store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key.slice(), &value)
+                    .ok());
+    value[value.size() / 2] ^= 0x10;
+    ASSERT_TRUE(store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key.slice(), value)
+                    .ok());
+    // And an unreadable header (unknown version) on b's third chunk.
+    const ChunkKey key_b = EncodeChunkKey(b, 2048);
+    ASSERT_TRUE(store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key_b.slice(), &value)
+                    .ok());
+    value[0] = 99;
+    ASSERT_TRUE(store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key_b.slice(), value)
+                    .ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  Open();
+  std::vector<std::int64_t> ts;
+  std::vector<double> values;
+  const Status st = storage_->ReadSeries(a, kMin, kMax, &ts, &values);
+  ASSERT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("series " + std::to_string(a) + " chunk [1024, 2047]"),
+            std::string::npos)
+      << st.ToString();
+  ExpectRange(model, a, 0, 1023);
+  ExpectRange(model, a, 2048, kMax);
+  ExpectRange(model, b, kMin, 2047);
+  ExpectRange(model, b, 3072, kMax);
+  const Status st_b = storage_->ReadSeries(b, 3000, 3000, &ts, &values);
+  ASSERT_TRUE(st_b.IsCorruption()) << st_b.ToString();
+  EXPECT_NE(st_b.message().find("unknown format version 99"), std::string::npos) << st_b.ToString();
+  std::vector<CorruptChunk> skipped;
+  auto ws = std::make_unique<codec::Workspace>();
+  ASSERT_TRUE(storage_->ReadSeries(a, kMin, kMax, &ts, &values, &skipped, *ws).ok());
+  EXPECT_EQ(ts.size(), 2u * 1024 + 10);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0].first_ts_ns, 1024);
+  EXPECT_EQ(skipped[0].last_ts_ns, 2047);
+  EXPECT_TRUE(skipped[0].status.IsCorruption());
+}
+
+TEST_F(StorageTest, UnreadableCheckpointedHeadIsSkippedAtRecovery) {
+  Open(1);
+  const SeriesId a = Series("a");
+  const SeriesId b = Series("b");
+  Write(a, {{1, 1.0}, {2, 2.0}});
+  Write(b, {{1, 3.0}});
+  ASSERT_TRUE(storage_->Close().ok());
+  storage_.reset();
+  {
+    std::unique_ptr<ChunkStore> store;
+    ASSERT_TRUE(ChunkStore::Open(dir_.path() + "/db", options_, &store).ok());
+    std::string value;
+    const HeadKey key = EncodeHeadKey(a);
+    ASSERT_TRUE(store->db()->Get(rocksdb::ReadOptions(), store->meta_cf(), key.slice(), &value).ok());
+    value.back() ^= 0x01;
+    ASSERT_TRUE(store->db()->Put(rocksdb::WriteOptions(), store->meta_cf(), key.slice(), value).ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  Open(1);
+  EXPECT_EQ(storage_->recovery_stats().heads_restored, 1u);
+  EXPECT_EQ(storage_->recovery_stats().heads_corrupt, 1u);
+  ExpectRange(Model{{b, {{1, 3.0}}}}, b, kMin, kMax);
+}
+
+TEST_F(StorageTest, MisroutedBatchIsRejectedWhole) {
+  Open(2);
+  const SeriesId a = Series("a");  // sid 1 -> shard 1
+  const SeriesId b = Series("b");  // sid 2 -> shard 0
+  ASSERT_EQ(storage_->ShardOf(a), 1);
+  std::vector<PointRecord> batch = {{b, 1, 0, ValueType::kFloat}, {a, 1, 0, ValueType::kFloat}};
+  AppendResult r;
+  EXPECT_TRUE(storage_->shard(0).Append(batch, &r).IsInvalidArgument());
+  std::vector<std::int64_t> ts;
+  std::vector<double> values;
+  ASSERT_TRUE(storage_->ReadSeries(b, kMin, kMax, &ts, &values).ok());
+  EXPECT_TRUE(ts.empty());
+}
+
+TEST_F(StorageTest, InvalidOptionsAreRejected) {
+  options_.wal_sync = "sometimes";
+  std::unique_ptr<Storage> s;
+  EXPECT_TRUE(Storage::Open(options_, 1, SystemClock::Instance(), &s).IsInvalidArgument());
+  options_.wal_sync = "none";
+  EXPECT_TRUE(Storage::Open(options_, 0, SystemClock::Instance(), &s).IsInvalidArgument());
+}
+
+}  // namespace
+}  // namespace ingot

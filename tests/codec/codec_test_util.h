@@ -1,0 +1,148 @@
+// Shared helpers of the codec tests: fixed-seed value patterns and dataset loading.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ingot::codec::testing {
+
+inline std::string DatasetsDir() {
+  if (const char* env = std::getenv("INGOT_DATASETS_DIR")) return env;
+  return INGOT_DATASETS_DIR;
+}
+
+inline bool ReadCsv(const std::string& path, std::vector<double>* out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    out->push_back(std::strtod(line.c_str(), nullptr));
+  }
+  return true;
+}
+
+inline bool ReadBin(const std::string& path, std::vector<double>* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  out->resize(bytes.size() / 8);
+  std::memcpy(out->data(), bytes.data(), out->size() * 8);
+  return true;
+}
+
+enum class Pattern {
+  kConstant, kCounter, kWalk0, kWalk1, kWalk2, kWalk3, kWalk4, kWalk6, kSmooth, kRandomBits,
+  kPrices, kSpecials, kSensor,
+};
+inline constexpr Pattern kAllPatterns[] = {
+    Pattern::kConstant, Pattern::kCounter, Pattern::kWalk0,      Pattern::kWalk1,
+    Pattern::kWalk2,    Pattern::kWalk3,   Pattern::kWalk4,      Pattern::kWalk6,
+    Pattern::kSmooth,   Pattern::kRandomBits, Pattern::kPrices, Pattern::kSpecials,
+    Pattern::kSensor};
+
+inline const char* PatternName(Pattern p) {
+  static const char* const kNames[] = {"constant", "counter", "walk0", "walk1", "walk2",
+                                       "walk3",    "walk4",   "walk6", "smooth", "random_bits",
+                                       "prices",   "specials", "sensor"};
+  return kNames[static_cast<int>(p)];
+}
+
+// Values that must survive bit for bit.
+inline std::vector<double> SpecialDoubles() {
+  const double kTwo53 = 9007199254740992.0;
+  return {0.0, -0.0, std::numeric_limits<double>::infinity(),
+          -std::numeric_limits<double>::infinity(),
+          std::bit_cast<double>(0x7ff8000000000001ull),  // quiet NaN with payload
+          std::bit_cast<double>(0xfff8000000000123ull),  // negative quiet NaN
+          std::bit_cast<double>(0x7ff0000000000042ull),  // signalling NaN
+          std::numeric_limits<double>::denorm_min(), -std::numeric_limits<double>::denorm_min(),
+          std::bit_cast<double>(0x000fffffffffffffull), std::numeric_limits<double>::min(),
+          std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(),
+          kTwo53, kTwo53 - 1, kTwo53 + 2, -kTwo53, -(kTwo53 - 1), -(kTwo53 + 2),
+          1e300, 1e-300, 0.1, -0.1, 123456789.123};
+}
+
+template <typename T>
+std::vector<T> MakePattern(Pattern p, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed * 7919 + static_cast<std::uint64_t>(p));
+  std::vector<T> v(n);
+  auto walk = [&](int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    std::int64_t x = static_cast<std::int64_t>(rng() % 100000);
+    for (auto& y : v) {
+      x += static_cast<std::int64_t>(rng() % 21) - 10;
+      y = static_cast<T>(static_cast<double>(x) / scale);
+    }
+  };
+  switch (p) {
+    case Pattern::kConstant:
+      for (auto& y : v) y = static_cast<T>(3.14159265358979);
+      break;
+    case Pattern::kCounter:
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(1000 + i * 3);
+      break;
+    case Pattern::kWalk0: walk(0); break;
+    case Pattern::kWalk1: walk(1); break;
+    case Pattern::kWalk2: walk(2); break;
+    case Pattern::kWalk3: walk(3); break;
+    case Pattern::kWalk4: walk(4); break;
+    case Pattern::kWalk6: walk(6); break;
+    case Pattern::kSmooth:
+      for (std::size_t i = 0; i < n; ++i) {
+        v[i] = static_cast<T>(std::sin(static_cast<double>(i + seed) * 0.01) +
+                              std::cos(static_cast<double>(i) * 0.003));
+      }
+      break;
+    case Pattern::kRandomBits:
+      for (auto& y : v) {
+        if constexpr (sizeof(T) == 8) {
+          y = std::bit_cast<T>(rng());
+        } else {
+          y = std::bit_cast<T>(static_cast<std::uint32_t>(rng()));
+        }
+      }
+      break;
+    case Pattern::kPrices:
+      for (auto& y : v) y = static_cast<T>(static_cast<double>(rng() % 100000) / 100.0 + 0.99);
+      break;
+    case Pattern::kSpecials: {
+      walk(2);
+      const auto specials = SpecialDoubles();
+      for (std::size_t i = 0; i < n; i += 1 + rng() % 13) {
+        const double s = specials[rng() % specials.size()];
+        if constexpr (sizeof(T) == 8) {
+          v[i] = s;
+        } else {
+          // Float specials: keep NaN payloads in float space.
+          v[i] = std::isnan(s) ? std::bit_cast<float>(0x7fc00001u + static_cast<std::uint32_t>(i))
+                               : static_cast<float>(s);
+        }
+      }
+      break;
+    }
+    case Pattern::kSensor: {
+      std::normal_distribution<double> noise(0, 0.05);
+      for (std::size_t i = 0; i < n; ++i) {
+        v[i] = static_cast<T>(std::round((20 + std::sin(i * 0.02) + noise(rng)) * 1000) / 1000);
+      }
+      break;
+    }
+  }
+  return v;
+}
+
+template <typename T>
+bool BitEqual(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+}  // namespace ingot::codec::testing

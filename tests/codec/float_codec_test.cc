@@ -1,0 +1,171 @@
+// Round trips of the adaptive float codec and of every single encoding, bit for bit.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "codec/codec.h"
+#include "codec/float_encodings.h"
+#include "codec_test_util.h"
+
+namespace ingot::codec {
+namespace {
+
+using testing::BitEqual;
+using testing::MakePattern;
+using testing::Pattern;
+
+constexpr std::size_t kSizes[] = {1, 2, 3, 7, 31, 32, 33, 100, 1000, 1023, 1024};
+constexpr FloatEncoding kForced[] = {FloatEncoding::kRaw,   FloatEncoding::kConstant,
+                                     FloatEncoding::kAlp,   FloatEncoding::kAlpDelta,
+                                     FloatEncoding::kAlpRd, FloatEncoding::kGorilla};
+
+template <typename T>
+EncodeResult Encode(std::span<const T> v, SeriesHint& hint, Workspace& ws,
+                    std::span<std::uint8_t> out) {
+  if constexpr (sizeof(T) == 8) {
+    return EncodeDoubles(v, hint, ws, out);
+  } else {
+    return EncodeFloats(v, hint, ws, out);
+  }
+}
+
+template <typename T>
+EncodeResult EncodeAs(FloatEncoding e, std::span<const T> v, SeriesHint& hint, Workspace& ws,
+                      std::span<std::uint8_t> out) {
+  if constexpr (sizeof(T) == 8) {
+    return EncodeDoublesAs(e, v, hint, ws, out);
+  } else {
+    return EncodeFloatsAs(e, v, hint, ws, out);
+  }
+}
+
+template <typename T>
+Status Decode(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) {
+  if constexpr (sizeof(T) == 8) {
+    return DecodeDoubles(src, out, ws);
+  } else {
+    return DecodeFloats(src, out, ws);
+  }
+}
+
+template <typename T>
+class FloatCodecTest : public ::testing::Test {
+ protected:
+  void ExpectRoundTrip(const std::vector<T>& values, const std::string& what) {
+    std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(values.size(), sizeof(T)));
+    const EncodeResult r = Encode<T>(values, hint_, *ws_, buf);
+    ASSERT_GT(r.bytes, 0u) << what;
+    ASSERT_LE(r.bytes, values.size() * sizeof(T) + 16) << what;
+    FloatEncoding peeked;
+    ASSERT_TRUE(PeekFloatEncoding({buf.data(), r.bytes}, &peeked).ok());
+    EXPECT_EQ(peeked, r.encoding) << what;
+    std::vector<T> back(values.size());
+    const Status st = Decode<T>({buf.data(), r.bytes}, back, *ws_);
+    ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
+    EXPECT_TRUE(BitEqual(values, back)) << what << " via " << FloatEncodingName(r.encoding);
+    for (FloatEncoding e : kForced) {
+      SeriesHint hint;
+      const EncodeResult f = EncodeAs<T>(e, values, hint, *ws_, buf);
+      ASSERT_LE(f.bytes, values.size() * sizeof(T) + 16) << what;
+      std::vector<T> back2(values.size());
+      const Status st2 = Decode<T>({buf.data(), f.bytes}, back2, *ws_);
+      ASSERT_TRUE(st2.ok()) << what << " forced " << FloatEncodingName(e) << ": " << st2.ToString();
+      EXPECT_TRUE(BitEqual(values, back2))
+          << what << " forced " << FloatEncodingName(e) << " wrote " << FloatEncodingName(f.encoding);
+    }
+  }
+
+  std::unique_ptr<Workspace> ws_ = std::make_unique<Workspace>();
+  SeriesHint hint_;
+};
+
+using ValueTypes = ::testing::Types<double, float>;
+TYPED_TEST_SUITE(FloatCodecTest, ValueTypes);
+
+TYPED_TEST(FloatCodecTest, PatternMatrixRoundTrips) {
+  for (Pattern p : testing::kAllPatterns) {
+    for (std::size_t n : kSizes) {
+      for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+        this->ExpectRoundTrip(MakePattern<TypeParam>(p, n, seed),
+                              std::string(testing::PatternName(p)) + " n=" + std::to_string(n));
+      }
+    }
+  }
+}
+
+TYPED_TEST(FloatCodecTest, SpecialValuesRoundTrip) {
+  std::vector<TypeParam> v;
+  for (double d : testing::SpecialDoubles()) v.push_back(static_cast<TypeParam>(d));
+  if constexpr (sizeof(TypeParam) == 4) {
+    v.push_back(std::bit_cast<float>(0x7fa00001u));  // signalling NaN with payload
+    v.push_back(std::bit_cast<float>(0xffc00abcu));
+    v.push_back(std::numeric_limits<float>::denorm_min());
+    v.push_back(16777216.0f);
+    v.push_back(16777215.0f);
+  }
+  this->ExpectRoundTrip(v, "specials");
+  // Specials inside otherwise ALP-friendly blocks become exceptions.
+  std::vector<TypeParam> block = MakePattern<TypeParam>(Pattern::kWalk2, 1024, 5);
+  for (std::size_t i = 0; i < v.size(); ++i) block[i * 37 % 1024] = v[i];
+  this->ExpectRoundTrip(block, "specials in walk2");
+  std::vector<TypeParam> zeros(1024, TypeParam(0));
+  zeros[5] = -TypeParam(0);
+  this->ExpectRoundTrip(zeros, "zeros with -0");
+}
+
+TYPED_TEST(FloatCodecTest, HintCarriesAcrossBlocksOfOneSeries) {
+  // A series that changes shape mid-stream: the hint must follow without hurting exactness.
+  for (int block = 0; block < 80; ++block) {
+    const Pattern p = block < 40 ? Pattern::kWalk2 : Pattern::kWalk4;
+    this->ExpectRoundTrip(MakePattern<TypeParam>(p, 1024, block), "series block");
+  }
+  EXPECT_NE(this->hint_.exponent[0], 0xff);
+}
+
+TEST(FloatCodecSizes, ConstantBlocksTakeAtMostSixteenBytes) {
+  auto ws = std::make_unique<Workspace>();
+  SeriesHint hint;
+  std::vector<double> v(1024, 3.14159);
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+  EXPECT_EQ(r.encoding, FloatEncoding::kConstant);
+  EXPECT_LE(r.bytes, 16u);
+}
+
+TEST(FloatCodecSizes, RandomBitsStayWithinRawPlusHeader) {
+  auto ws = std::make_unique<Workspace>();
+  SeriesHint hint;
+  const auto v = MakePattern<double>(Pattern::kRandomBits, 1024, 3);
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+  EXPECT_LE(r.bytes, 1024u * 8 + 16);
+}
+
+TEST(FloatCodecSizes, AlpDeltaWinsOnSmallStepGauges) {
+  auto ws = std::make_unique<Workspace>();
+  SeriesHint hint;
+  std::vector<double> v(1024);
+  double x = 5000;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    x += (i % 7 == 0) ? 0.1 : ((i % 5 == 0) ? -0.1 : 0.0);
+    v[i] = std::round(x * 10) / 10;
+  }
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+  EXPECT_EQ(r.encoding, FloatEncoding::kAlpDelta);
+  EXPECT_LT(r.bytes, 1024u * 3 / 8 + 64);
+}
+
+TEST(FloatCodecSizes, DecimalsUseAlp) {
+  auto ws = std::make_unique<Workspace>();
+  SeriesHint hint;
+  std::vector<double> v(1024);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 100000) * 0.01 - 1;
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+  EXPECT_EQ(r.encoding, FloatEncoding::kAlp);
+  EXPECT_LE(r.bytes, 16u + 17 * 128 + 16 * 10);  // 17 bits, a few exceptions
+}
+
+}  // namespace
+}  // namespace ingot::codec

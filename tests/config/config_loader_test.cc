@@ -1,0 +1,189 @@
+#include "config/config_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "config/metrics.h"
+#include "config/status.h"
+
+namespace ingot {
+namespace {
+
+TEST(ConfigLoader, DefaultsWithoutFileOrOverrides) {
+  Options options;
+  ASSERT_TRUE(LoadOptions("", {}, &options).ok());
+  EXPECT_EQ(options.ingest.tcp_listen, "127.0.0.1:8089");
+  EXPECT_EQ(options.query.http_listen, "127.0.0.1:8086");
+  EXPECT_EQ(options.storage.wal_sync, "interval");
+  EXPECT_EQ(options.storage.wal_sync_interval_ms, 100u);
+  EXPECT_EQ(options.storage.retention_s, 0);
+  EXPECT_EQ(options.ingest.max_line_bytes, 64u * 1024);
+}
+
+TEST(ConfigLoader, ShippedConfigLoadsAndMatchesDefaults) {
+  Options options;
+  Status st = LoadOptions(INGOT_SOURCE_DIR "/conf/ingot.toml", {}, &options);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  const Options defaults;
+  EXPECT_EQ(options.ingest.tcp_listen, defaults.ingest.tcp_listen);
+  EXPECT_EQ(options.query.http_listen, defaults.query.http_listen);
+  EXPECT_EQ(options.storage.data_dir, defaults.storage.data_dir);
+  EXPECT_EQ(options.storage.wal_max_bytes, defaults.storage.wal_max_bytes);
+  EXPECT_EQ(options.query.max_points, defaults.query.max_points);
+}
+
+TEST(ConfigLoader, FileValuesApply) {
+  Options options;
+  Status st = ApplyToml(R"(
+[ingest]
+tcp_listen = "127.0.0.1:9000"
+max_line_bytes = 1024
+[storage]
+wal_sync = "always"
+retention = "30d"
+[log]
+format = "json"
+)",
+                        "test.toml", &options);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(options.ingest.tcp_listen, "127.0.0.1:9000");
+  EXPECT_EQ(options.ingest.max_line_bytes, 1024u);
+  EXPECT_EQ(options.storage.wal_sync, "always");
+  EXPECT_EQ(options.storage.retention_s, 30 * 86400);
+  EXPECT_EQ(options.log.format, "json");
+}
+
+TEST(ConfigLoader, OverridesApplyAfterFile) {
+  const std::string path = ::testing::TempDir() + "/ingot_override_test.toml";
+  {
+    std::ofstream f(path);
+    f << "[ingest]\ntcp_listen = \"127.0.0.1:9000\"\n[query]\nmax_series = 10\n";
+  }
+  Options options;
+  Status st = LoadOptions(path, {"ingest.tcp_listen=127.0.0.1:9100", "query.max_series=20",
+                                 "storage.retention=12h", "storage.data_dir=/tmp/x"},
+                          &options);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(options.ingest.tcp_listen, "127.0.0.1:9100");
+  EXPECT_EQ(options.query.max_series, 20u);
+  EXPECT_EQ(options.storage.retention_s, 12 * 3600);
+  EXPECT_EQ(options.storage.data_dir, "/tmp/x");
+  std::remove(path.c_str());
+}
+
+// Each bad value must fail, and the message must name the key and show the value.
+struct BadCase {
+  const char* toml;
+  const char* key;
+  const char* value_text;
+};
+
+class BadTomlValue : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadTomlValue, FailsNamingKeyAndValue) {
+  Options options;
+  Status st = ApplyToml(GetParam().toml, "bad.toml", &options);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  const std::string msg(st.message());
+  EXPECT_NE(msg.find(GetParam().key), std::string::npos) << msg;
+  EXPECT_NE(msg.find(GetParam().value_text), std::string::npos) << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllKinds, BadTomlValue,
+    ::testing::Values(
+        BadCase{"[ingest]\nmax_line_bytes = 10\n", "ingest.max_line_bytes", "10"},
+        BadCase{"[ingest]\nmax_line_bytes = -5\n", "ingest.max_line_bytes", "-5"},
+        BadCase{"[ingest]\nmax_line_bytes = \"big\"\n", "ingest.max_line_bytes", "big"},
+        BadCase{"[ingest]\nmax_line_bytes = 1.5\n", "ingest.max_line_bytes", "1.5"},
+        BadCase{"[ingest]\nprecision = \"minutes\"\n", "ingest.precision", "minutes"},
+        BadCase{"[ingest]\ntcp_listen = \"localhost\"\n", "ingest.tcp_listen", "localhost"},
+        BadCase{"[ingest]\ntcp_listen = \"127.0.0.1:70000\"\n", "ingest.tcp_listen", "70000"},
+        BadCase{"[ingest]\ntcp_listen = 8089\n", "ingest.tcp_listen", "8089"},
+        BadCase{"[storage]\nwal_sync = \"sometimes\"\n", "storage.wal_sync", "sometimes"},
+        BadCase{"[storage]\nwal_sync = true\n", "storage.wal_sync", "true"},
+        BadCase{"[storage]\nretention = \"30 days\"\n", "storage.retention", "30 days"},
+        BadCase{"[storage]\nwal_sync_interval_ms = 0\n", "storage.wal_sync_interval_ms", "0"},
+        BadCase{"[log]\nlevel = \"loud\"\n", "log.level", "loud"},
+        BadCase{"[query]\nmax_points = 0\n", "query.max_points", "0"},
+        BadCase{"[query]\nnot_a_key = 1\n", "query.not_a_key", "not_a_key"},
+        BadCase{"[nosuchsection]\nx = 1\n", "nosuchsection.x", "nosuchsection"},
+        BadCase{"toplevel = 1\n", "toplevel", "toplevel"}));
+
+TEST(ConfigLoader, BadOverridesNameKey) {
+  struct Case {
+    const char* assignment;
+    const char* key;
+  } cases[] = {
+      {"ingest.max_line_bytes=abc", "ingest.max_line_bytes"},
+      {"ingest.max_line_bytes=1", "ingest.max_line_bytes"},
+      {"storage.wal_sync=often", "storage.wal_sync"},
+      {"no.such=1", "no.such"},
+      {"query.http_listen=:x", "query.http_listen"},
+  };
+  for (const auto& c : cases) {
+    Options options;
+    Status st = ApplyOverride(c.assignment, &options);
+    ASSERT_FALSE(st.ok()) << c.assignment;
+    EXPECT_NE(std::string(st.message()).find(c.key), std::string::npos) << st.ToString();
+  }
+  Options options;
+  Status st = ApplyOverride("missing_equals", &options);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(std::string(st.message()).find("missing_equals"), std::string::npos);
+}
+
+TEST(ConfigLoader, SyntaxErrorNamesFileAndLine) {
+  Options options;
+  Status st = ApplyToml("[ingest]\ntcp_listen = \n", "broken.toml", &options);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(std::string(st.message()).find("broken.toml:2"), std::string::npos) << st.ToString();
+}
+
+TEST(ConfigLoader, MissingFileIsIOError) {
+  Options options;
+  Status st = LoadOptions("/nonexistent/ingot.toml", {}, &options);
+  EXPECT_TRUE(st.IsIOError());
+  EXPECT_NE(std::string(st.message()).find("/nonexistent/ingot.toml"), std::string::npos);
+}
+
+TEST(Durations, ParseUnits) {
+  std::int64_t s = -1;
+  ASSERT_TRUE(ParseDurationSeconds("30d", &s).ok());
+  EXPECT_EQ(s, 30 * 86400);
+  ASSERT_TRUE(ParseDurationSeconds("90", &s).ok());
+  EXPECT_EQ(s, 90);
+  ASSERT_TRUE(ParseDurationSeconds("1500ms", &s).ok());
+  EXPECT_EQ(s, 1);
+  EXPECT_FALSE(ParseDurationSeconds("5x", &s).ok());
+  EXPECT_FALSE(ParseDurationSeconds("", &s).ok());
+  EXPECT_FALSE(ParseDurationSeconds("-1d", &s).ok());
+}
+
+TEST(Metrics, RendersPrometheusText) {
+  MetricsRegistry registry;
+  Counter& c = registry.AddCounter("test_total", "A test counter.", "reason=\"x\"");
+  Gauge& g = registry.AddGauge("test_gauge", "A gauge.");
+  Histogram& h = registry.AddHistogram("test_seconds", "A histogram.", {0.1, 1.0});
+  c.Add(3);
+  g.Set(-2);
+  h.Observe(0.05);
+  h.Observe(0.5);
+  h.Observe(5);
+  std::string out;
+  registry.RenderPrometheus(&out);
+  EXPECT_NE(out.find("# TYPE test_total counter\ntest_total{reason=\"x\"} 3\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("test_gauge -2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("test_seconds_bucket{le=\"0.1\"} 1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("test_seconds_bucket{le=\"1\"} 2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("test_seconds_bucket{le=\"+Inf\"} 3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("test_seconds_count 3\n"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ingot

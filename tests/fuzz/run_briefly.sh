@@ -1,0 +1,17 @@
+#!/bin/sh
+# Builds the codec fuzzers with clang in their own build dir and runs each for a short while.
+# Usage: tests/fuzz/run_briefly.sh [seconds-per-fuzzer]   (default 20)
+set -eu
+seconds="${1:-20}"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${root}/build-fuzz"
+CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DINGOT_FUZZ=ON \
+  -DINGOT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C "$build" -j2 fuzz_decode_doubles fuzz_decode_floats fuzz_decode_ints
+for f in doubles floats ints; do
+  corpus="${build}/corpus_${f}"
+  mkdir -p "$corpus"
+  echo "fuzzing decode_${f} for ${seconds}s"
+  "${build}/tests/fuzz/fuzz_decode_${f}" -max_total_time="$seconds" -max_len=9000 \
+    -print_final_stats=1 "$corpus"
+done
