@@ -10,14 +10,18 @@
 
 #include <CLI/CLI.hpp>
 
-#include "chunk/chunk_store.h"
 #include "chunk/data_dir_lock.h"
+#include "chunk/storage.h"
+#include "config/clock.h"
 #include "config/asio.h"
 #include "config/config_loader.h"
 #include "config/logging.h"
 #include "config/metrics.h"
 #include "config/options.h"
+#include "ingest/line_ingester.h"
+#include "ingest/shard_set.h"
 #include "ingest/tcp_server.h"
+#include "ingest/write_handler.h"
 #include "query/http_server.h"
 
 #ifdef INGOT_HAVE_PROFILER
@@ -31,33 +35,37 @@
 namespace ingot {
 namespace {
 
-struct IngestCounters {
-  Counter& lines = MetricsRegistry::Default().AddCounter(
-      "ingot_lines_total", "Line-protocol lines received (including bad ones).");
-  Counter& bytes = MetricsRegistry::Default().AddCounter(
-      "ingot_bytes_received_total", "Bytes of line protocol received over TCP and HTTP.");
-  Counter& overlong = MetricsRegistry::Default().AddCounter(
-      "ingot_points_rejected_total", "Points or lines rejected, by reason.",
-      "reason=\"line_too_long\"");
-};
-
-IngestCounters& Counters() {
-  static IngestCounters counters;
-  return counters;
+// Adapts HTTP `POST /write` to the ingest WriteHandler (ingest/ knows no HTTP types).
+void RegisterWriteRoute(HttpRouter& router, const ingest::WriteHandler& handler) {
+  auto write = [&handler](const HttpRequest& request, HttpReply& reply) {
+    ingest::WriteRequest w;
+    w.body = request.body();
+    std::string precision;
+    for (const auto& [key, value] : ParseQueryParams(request)) {
+      if (key == "precision") precision = value;
+    }
+    w.precision = precision;
+    if (auto it = request.find(http::field::content_encoding); it != request.end()) {
+      w.content_encoding = it->value();
+    }
+    ingest::WriteResponse r = handler.Handle(w);
+    reply.response.result(static_cast<unsigned>(r.status));
+    reply.response.set("X-Influxdb-Version", "1.8-ingot");
+    if (!r.body.empty()) {
+      reply.response.set(http::field::content_type, "application/json");
+      reply.response.body() = std::move(r.body);
+    }
+  };
+  router.Add(http::verb::post, "/write", write);
+  router.Add(http::verb::post, "/api/v2/write", write);
+  // InfluxDB clients probe /ping before writing.
+  auto ping = [](const HttpRequest&, HttpReply& reply) {
+    reply.response.result(http::status::no_content);
+    reply.response.set("X-Influxdb-Version", "1.8-ingot");
+  };
+  router.Add(http::verb::get, "/ping", ping);
+  router.Add(http::verb::head, "/ping", ping);
 }
-
-class CountingConsumer final : public LineConsumer {
- public:
-  void Consume(std::string_view lines) override {
-    Counters().bytes.Add(lines.size());
-    std::uint64_t n = 0;
-    for (char c : lines) n += (c == '\n');
-    if (!lines.empty() && lines.back() != '\n') ++n;
-    Counters().lines.Add(n);
-  }
-  void OverlongLine(std::uint64_t, std::size_t) override { Counters().overlong.Add(); }
-  void Finish() override {}
-};
 
 int Run(int argc, char** argv) {
   CLI::App app{"ingotd: a streaming time-series ingestion node (InfluxDB line protocol in, "
@@ -117,12 +125,21 @@ int Run(int argc, char** argv) {
     log->error("{}", st.ToString());
     return 1;
   }
-  std::unique_ptr<ChunkStore> store;
-  st = ChunkStore::Open(options.storage.data_dir + "/db", options.storage, &store);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int shard_count =
+      static_cast<int>(options.ingest.shards == 0 ? cores : options.ingest.shards);
+  std::unique_ptr<Storage> storage;
+  st = Storage::Open(options.storage, shard_count, SystemClock::Instance(), &storage);
   if (!st.ok()) {
-    log->error("{}", st.ToString());
+    log->error("opening the store in '{}': {}", options.storage.data_dir, st.ToString());
     return 1;
   }
+  ingest::ShardSet shards(*storage, options.ingest.shard_queue_batches);
+  shards.Start();
+  ingest::Precision tcp_precision = ingest::Precision::kNanoseconds;
+  ingest::ParsePrecision(options.ingest.precision, &tcp_precision);
+  ingest::WriteHandler write_handler(shards, storage->index(), SystemClock::Instance(),
+                                     options.ingest);
 
   HttpRouter router;
   router.Add(http::verb::get, "/health", [](const HttpRequest&, HttpReply& reply) {
@@ -134,11 +151,16 @@ int Run(int argc, char** argv) {
     SetReply(reply, http::status::ok, "text/plain; version=0.0.4", std::move(body));
   });
 
-  Counters();
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  TcpServer tcp(options.ingest, [](const ConnectionInfo&) {
-    return std::make_unique<CountingConsumer>();
+  RegisterWriteRoute(router, write_handler);
+  TcpServer tcp(options.ingest, [&](const ConnectionInfo& connection) {
+    return std::make_unique<ingest::LineIngester>(
+        shards, storage->index(), SystemClock::Instance(), tcp_precision,
+        options.ingest.max_line_bytes,
+        "tcp " + connection.peer + " #" + std::to_string(connection.id));
   });
+  MetricsRegistry::Default().AddCallbackGauge(
+      "ingot_connections", "Open line-protocol TCP connections.",
+      [&tcp] { return static_cast<double>(tcp.connections()); });
   HttpServer http_server(options.query, router);
 
   int exit_code = 0;
@@ -161,9 +183,12 @@ int Run(int argc, char** argv) {
     signals_io.run();
   }
 
+  // Order: stop the listeners (their consumers finish and wait for durability), drain the shard
+  // queues, then persist open buffers and close RocksDB.
   tcp.Stop();
   http_server.Stop();
-  st = store->Close();
+  shards.Stop();
+  st = storage->Close();
   if (!st.ok()) {
     log->error("closing the store: {}", st.ToString());
     exit_code = 1;

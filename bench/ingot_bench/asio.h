@@ -1,7 +1,7 @@
 // The one way bench code includes Asio and Beast.
 //
 // Boost 1.74's Asio uses std::exchange without including <utility>, which GCC 12's standard
-// library no longer pulls in transitively; including it first keeps every translation unit building.
+// library no longer pulls in transitively; including it first keeps every file building.
 #pragma once
 
 #include <utility>

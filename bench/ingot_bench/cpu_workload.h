@@ -1,10 +1,11 @@
 // CpuWorkload: the TSBS-style "cpu-only" line-protocol generator.
 //
-// Every host has 10 tags (hostname=host_<i>, region, datacenter, rack, os, arch, team, service,
-// service_version, service_environment) and emits one `cpu` line per interval with 10 fields
-// (usage_user ... usage_guest_nice). Each field is a bounded random walk in [0, 100] with steps in
-// [-1, 1], printed with exactly `decimals` digits after the point. Lines are ordered by time, then by
-// host: the row at start_ns holds host_0..host_<hosts-1>, the next row is one interval later.
+// Every host has 10 tags (hostname=host_<i>, region, datacenter, rack, os, arch, team,
+// service, service_version, service_environment) and emits one `cpu` line per interval with
+// 10 fields (usage_user ... usage_guest_nice). Each field is a bounded random walk in [0, 100]
+// with steps in [-1, 1], printed with exactly `decimals` digits after the point. Lines are
+// ordered by time, then by host: the row at start_ns holds host_0..host_<hosts-1>, the next row
+// is one interval later.
 //
 // A host's tags and values depend only on (seed, host index), so splitting the hosts among several
 // generators (one per connection) yields, per host, the same bytes as one generator for all hosts.

@@ -1,8 +1,8 @@
 // LogLinearHistogram: a fixed-size, mergeable histogram of non-negative integers (latencies in
 // microseconds, throughputs).
 //
-// Values below 128 have a bucket each; above, every power of two is split into 128 equal buckets, so
-// a reported percentile is within 1% of a recorded value. Two histograms merge by adding counts,
+// Values below 128 have a bucket each; above, every power of two is split into 128 equal buckets,
+// so a reported percentile is within 1% of a recorded value. Two histograms merge by adding counts,
 // which lets every connection record without sharing and the report combine them afterwards.
 //
 // Thread safety: none; one histogram per thread, Merge() after joining.

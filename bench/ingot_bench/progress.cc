@@ -85,8 +85,9 @@ void ProgressMeter::Loop() {
 void ProgressMeter::Print(double elapsed_s, const CounterTotals& now, double values_per_s,
                           double mb_per_s) {
   char line[256];
-  int n = std::snprintf(line, sizeof(line), "[%6.0fs] %9s values  %9s values/s  %7.1f MB/s  errors %llu",
-                        elapsed_s, HumanCount(static_cast<double>(now.values)).c_str(),
+  int n = std::snprintf(line, sizeof(line),
+                        "[%6.0fs] %9s values  %9s values/s  %7.1f MB/s  errors %llu", elapsed_s,
+                        HumanCount(static_cast<double>(now.values)).c_str(),
                         HumanCount(values_per_s).c_str(), mb_per_s,
                         static_cast<unsigned long long>(now.errors));
   double fraction = -1;

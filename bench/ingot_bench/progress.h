@@ -43,8 +43,8 @@ class ProgressMeter {
 
   // Starts sampling; the clock of the per-second samples starts now.
   void Start();
-  // Stops sampling, ends the live line, and returns the throughput of each whole second, plus the
-  // last partial second scaled to a rate when it is long enough to mean something (or the only one).
+  // Stops sampling, ends the live line, and returns the throughput of each whole second, plus
+  // the last partial second scaled to a rate when it is long enough to count (or the only one).
   std::vector<double> Stop();
 
   // Terminal when `out` is a TTY, plain otherwise, quiet when asked.

@@ -1,8 +1,10 @@
-// RunQueries: concurrent range queries against the Prometheus/VictoriaMetrics-style HTTP API, for
-// the three workloads of the query benchmarks:
-//   q1  one series over the whole range   GET /api/v1/export?match[]=cpu_usage_user{hostname="host_<k>"}
-//   q2  one field of every host           GET /api/v1/export?match[]=cpu_usage_user
-//   q3  hourly average per host           GET /api/v1/query_range?query=avg_over_time(cpu_usage_user[1h])&step=3600
+// RunQueries: concurrent range queries against the Prometheus/VictoriaMetrics-style HTTP API,
+// for the three workloads of the query benchmarks, each over [start, end]:
+//   q1  one series    GET /api/v1/export?match[]=cpu_usage_user{hostname="host_<k>"}
+//   q2  one field of every host
+//                     GET /api/v1/export?match[]=cpu_usage_user
+//   q3  hourly average per host
+//                     GET /api/v1/query_range?query=avg_over_time(cpu_usage_user[1h])&step=3600
 // q1 walks through the hosts so that successive queries read different series.
 //
 // Thread safety: RunQueries runs `concurrency` threads of its own and returns after joining them.
@@ -33,8 +35,8 @@ struct QueryOptions {
 Status CheckWorkloadName(const std::string& name);
 
 // The request target of the k-th query of `workload` below `base_path`.
-std::string QueryRequestTarget(const std::string& workload, uint64_t k, const std::string& base_path,
-                               const QueryOptions& options);
+std::string QueryRequestTarget(const std::string& workload, uint64_t k,
+                               const std::string& base_path, const QueryOptions& options);
 
 Status RunQueries(const QueryOptions& options, std::vector<QueryWorkloadReport>* reports);
 

@@ -1,0 +1,31 @@
+// IngestMetrics: the ingest path's counters, registered once per process on first use.
+//
+// Stable names (docs/operations.md): ingot_lines_total, ingot_bytes_received_total,
+// ingot_lines_rejected_total{reason}, ingot_points_rejected_total{reason} (the ingest-side
+// reasons; storage adds its own), ingot_points_received_total. Points accepted are counted by
+// storage when they are durable (ingot_points_accepted_total).
+//
+// Thread safety: thread-safe.
+#pragma once
+
+#include "config/metrics.h"
+
+namespace ingot::ingest {
+
+struct IngestMetrics {
+  Counter* lines;
+  Counter* bytes_received;
+  Counter* points_received;
+  Counter* lines_malformed;
+  Counter* lines_too_long;
+  Counter* points_string_field;
+  Counter* points_type_conflict;
+  Counter* points_uint_overflow;
+  Counter* points_storage_error;
+  Counter* http_writes;
+  Counter* http_write_errors;
+};
+
+IngestMetrics& Metrics();
+
+}  // namespace ingot::ingest

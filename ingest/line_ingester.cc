@@ -1,0 +1,262 @@
+#include "ingest/line_ingester.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include <xxhash.h>
+
+#include "chunk/series_key.h"
+#include "ingest/ingest_metrics.h"
+#include "ingest/line_protocol_escape.h"
+
+namespace ingot::ingest {
+namespace {
+
+// Bad input from many connections shares one budget so a flood cannot flood the log.
+RateLimiter& BadLineLimiter() {
+  static RateLimiter limiter(10);
+  return limiter;
+}
+
+// A cache that outgrows this is dropped and rebuilt: a connection that streams ever-new series
+// must not hold their keys forever.
+constexpr std::size_t kMaxCachedPrefixes = 1 << 20;
+
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+
+ValueType WantedType(FieldType type) {
+  switch (type) {
+    case FieldType::kFloat: return ValueType::kFloat;
+    case FieldType::kBool: return ValueType::kBoolean;
+    default: return ValueType::kInteger;
+  }
+}
+
+}  // namespace
+
+std::size_t LineIngester::PrefixHash::operator()(std::string_view s) const noexcept {
+  return static_cast<std::size_t>(XXH3_64bits(s.data(), s.size()));
+}
+
+LineIngester::LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& clock,
+                           Precision precision, std::size_t max_line_bytes, std::string context)
+    : shards_(shards),
+      index_(index),
+      clock_(clock),
+      max_line_bytes_(max_line_bytes),
+      context_(std::move(context)),
+      parser_(precision),
+      log_(Logger("ingest")) {
+  open_.resize(static_cast<std::size_t>(shards_.shard_count()));
+}
+
+LineIngester::~LineIngester() {
+  // Everything handed to shards references completion_; it must be done before it goes away.
+  Flush();
+  (void)completion_.Wait();
+}
+
+void LineIngester::Consume(std::string_view lines) {
+  Metrics().bytes_received->Add(lines.size());
+  const std::uint64_t lines_before = stats_.lines;
+  const std::int64_t now_ns = clock_.NowNs();
+  std::size_t pos = 0;
+  std::string_view line;
+  while (NextLine(lines, &pos, &line, /*end_of_input=*/true)) {
+    ++stats_.lines;
+    HandleLine(line, now_ns);
+  }
+  Metrics().lines->Add(stats_.lines - lines_before);
+  Flush();
+}
+
+void LineIngester::OverlongLine(std::uint64_t line_number, std::size_t bytes_seen) {
+  ++stats_.lines;
+  ++stats_.lines_too_long;
+  Metrics().lines->Add();
+  Metrics().lines_too_long->Add();
+  if (stats_.first_error.empty()) {
+    stats_.first_error = "line " + std::to_string(line_number) + ": longer than " +
+                         std::to_string(max_line_bytes_) + " bytes";
+  }
+  std::uint64_t suppressed = 0;
+  if (BadLineLimiter().Allow(&suppressed)) {
+    log_->warn("{} line {}: skipped a line of at least {} bytes (ingest.max_line_bytes = {}){}",
+               context_, line_number, bytes_seen, max_line_bytes_,
+               suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+  }
+}
+
+void LineIngester::LogBadLine(std::string_view what) {
+  if (stats_.first_error.empty()) stats_.first_error = std::string(what);
+  std::uint64_t suppressed = 0;
+  if (BadLineLimiter().Allow(&suppressed)) {
+    log_->warn("{} {}{}", context_, what,
+               suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+  }
+}
+
+void LineIngester::HandleLine(std::string_view line, std::int64_t now_ns) {
+  if (line.size() > max_line_bytes_) {
+    ++stats_.lines_too_long;
+    Metrics().lines_too_long->Add();
+    LogBadLine("line " + std::to_string(stats_.lines) + ": " + std::to_string(line.size()) +
+               " bytes exceeds ingest.max_line_bytes = " + std::to_string(max_line_bytes_));
+    return;
+  }
+  ParseError error;
+  const ParseResult result = parser_.Parse(line, now_ns, &parsed_, &error);
+  if (result == ParseResult::kSkip) return;
+  if (result == ParseResult::kError) {
+    ++stats_.lines_malformed;
+    Metrics().lines_malformed->Add();
+    LogBadLine("line " + std::to_string(stats_.lines) + ": " + error.Describe(line));
+    return;
+  }
+
+  auto it = cache_.find(parsed_.series_prefix);
+  if (it == cache_.end()) {
+    if (cache_.size() >= kMaxCachedPrefixes) cache_.clear();
+    it = cache_.emplace(std::string(parsed_.series_prefix), PrefixEntry{}).first;
+  }
+  PrefixEntry& entry = it->second;
+  for (std::size_t i = 0; i < parsed_.fields.size(); ++i) {
+    const Field& field = parsed_.fields[i];
+    if (field.type == FieldType::kString) {
+      ++stats_.points_unsupported;
+      Metrics().points_string_field->Add();
+      continue;
+    }
+    const FieldEntry* series = ResolveField(entry, i, parsed_, field, WantedType(field.type));
+    if (series == nullptr) continue;
+    AddPoint(*series, parsed_.ts_ns, field);
+  }
+}
+
+const LineIngester::FieldEntry* LineIngester::ResolveField(PrefixEntry& entry,
+                                                           std::size_t position,
+                                                           const ParsedLine& line,
+                                                           const Field& field,
+                                                           ValueType wanted) {
+  // Agents write the fields of a measurement in the same order every time: try that slot first.
+  if (position < entry.fields.size() && entry.fields[position].raw_key == field.key) {
+    return &entry.fields[position];
+  }
+  for (const FieldEntry& f : entry.fields) {
+    if (f.raw_key == field.key) return &f;
+  }
+  // Slow path: the canonical key, then the index (creates the series durably when new).
+  tag_scratch_.resize(line.tags.size());
+  for (std::size_t t = 0; t < line.tags.size(); ++t) {
+    tag_scratch_[t].first.clear();
+    tag_scratch_[t].second.clear();
+    AppendUnescaped(line.tags[t].key, EscapeContext::kTagKey, &tag_scratch_[t].first);
+    AppendUnescaped(line.tags[t].value, EscapeContext::kTagValue, &tag_scratch_[t].second);
+  }
+  std::sort(tag_scratch_.begin(), tag_scratch_.end());
+  std::vector<TagView> tags;
+  tags.reserve(tag_scratch_.size());
+  for (const auto& [k, v] : tag_scratch_) tags.emplace_back(k, v);
+  std::string measurement, field_name;
+  AppendUnescaped(line.measurement, EscapeContext::kMeasurement, &measurement);
+  AppendUnescaped(field.key, EscapeContext::kFieldKey, &field_name);
+  BuildSeriesKey(measurement, tags, field_name, &key_scratch_);
+  SeriesId sid = kInvalidSeriesId;
+  ValueType stored = wanted;
+  Status st = index_.Resolve(key_scratch_, wanted, &sid, &stored);
+  if (!st.ok()) {
+    ++stats_.points_rejected;
+    Metrics().points_storage_error->Add();
+    LogBadLine("line " + std::to_string(stats_.lines) + ": cannot create series '" + key_scratch_ +
+               "': " + st.ToString());
+    return nullptr;
+  }
+  entry.fields.push_back(FieldEntry{std::string(field.key), sid, stored});
+  return &entry.fields.back();
+}
+
+void LineIngester::AddPoint(const FieldEntry& series, std::int64_t ts_ns, const Field& field) {
+  std::uint64_t bits = 0;
+  bool ok = true;
+  const char* conflict = nullptr;
+  switch (series.type) {
+    case ValueType::kFloat:
+      if (field.type == FieldType::kFloat) {
+        bits = std::bit_cast<std::uint64_t>(field.float_value);
+      } else if (field.type == FieldType::kInt &&
+                 std::abs(static_cast<double>(field.int_value)) <= kMaxExactInteger) {
+        bits = std::bit_cast<std::uint64_t>(static_cast<double>(field.int_value));
+      } else if (field.type == FieldType::kUint &&
+                 static_cast<double>(field.uint_value) <= kMaxExactInteger) {
+        bits = std::bit_cast<std::uint64_t>(static_cast<double>(field.uint_value));
+      } else {
+        ok = false;
+        conflict = "float";
+      }
+      break;
+    case ValueType::kInteger:
+      if (field.type == FieldType::kInt) {
+        bits = static_cast<std::uint64_t>(field.int_value);
+      } else if (field.type == FieldType::kUint) {
+        if (field.uint_value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          ++stats_.points_rejected;
+          Metrics().points_uint_overflow->Add();
+          LogBadLine("line " + std::to_string(stats_.lines) + ": unsigned value " +
+                     std::string(field.text) + " does not fit a signed 64-bit integer");
+          return;
+        }
+        bits = field.uint_value;
+      } else {
+        ok = false;
+        conflict = "integer";
+      }
+      break;
+    case ValueType::kBoolean:
+      if (field.type == FieldType::kBool) {
+        bits = field.bool_value ? 1 : 0;
+      } else {
+        ok = false;
+        conflict = "boolean";
+      }
+      break;
+  }
+  if (!ok) {
+    ++stats_.points_rejected;
+    Metrics().points_type_conflict->Add();
+    LogBadLine("line " + std::to_string(stats_.lines) + ": field '" + std::string(field.key) +
+               "' has a " + std::string(FieldTypeName(field.type)) + " value " +
+               std::string(field.text) + " but the series stores " + conflict +
+               " values (converted only when exact)");
+    return;
+  }
+  const int shard = shards_.ShardOf(series.sid);
+  std::unique_ptr<Batch>& batch = open_[static_cast<std::size_t>(shard)];
+  if (!batch) {
+    batch = shards_.Acquire();
+    batch->completion = &completion_;
+  }
+  batch->points.push_back(PointRecord{series.sid, ts_ns, bits, series.type});
+  ++stats_.points;
+  if (batch->points.size() >= Batch::kCapacity) {
+    Metrics().points_received->Add(batch->points.size());
+    shards_.Submit(shard, std::move(batch));
+  }
+}
+
+void LineIngester::Flush() {
+  for (std::size_t shard = 0; shard < open_.size(); ++shard) {
+    if (open_[shard]) {
+      Metrics().points_received->Add(open_[shard]->points.size());
+      shards_.Submit(static_cast<int>(shard), std::move(open_[shard]));
+    }
+  }
+}
+
+void LineIngester::Finish() {
+  Flush();
+  storage_status_ = completion_.Wait();
+}
+
+}  // namespace ingot::ingest

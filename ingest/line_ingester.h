@@ -1,0 +1,103 @@
+// LineIngester: turns line protocol into points routed to shards, for one connection or one
+// HTTP /write request.
+//
+// Lines are parsed in place from the caller's buffer. Each field of a line is one series; series
+// are resolved through a per-ingester cache keyed by the line's series prefix (measurement and
+// tags exactly as written), so the steady state costs one hash lookup per line and no allocation.
+// A cache miss builds the canonical key (unescaped, tags sorted) and resolves it in the series
+// index, which creates the series durably if needed. Points are appended to one open batch per
+// shard; full batches are submitted at once, the rest at the end of each Consume(), so that data
+// never waits for more data. Bad lines are counted, logged (rate-limited) and skipped.
+//
+// Thread safety: not thread-safe; one ingester per connection or request.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "chunk/series_index.h"
+#include "config/clock.h"
+#include "config/logging.h"
+#include "ingest/line_parser.h"
+#include "ingest/shard_set.h"
+#include "ingest/tcp_server.h"
+
+namespace ingot::ingest {
+
+struct IngestStats {
+  std::uint64_t lines = 0;
+  std::uint64_t lines_malformed = 0;
+  std::uint64_t lines_too_long = 0;
+  std::uint64_t points = 0;           // values sent to storage
+  std::uint64_t points_rejected = 0;  // dropped before storage (type conflict, overflow)
+  std::uint64_t points_unsupported = 0;  // string fields: counted, not stored
+  std::string first_error;            // description of the first bad line, for HTTP answers
+};
+
+class LineIngester final : public LineConsumer {
+ public:
+  // `context` names the source in log messages ("tcp 127.0.0.1:5555 #3", "http /write").
+  LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& clock, Precision precision,
+               std::size_t max_line_bytes, std::string context);
+  ~LineIngester() override;
+
+  void Consume(std::string_view lines) override;
+  void OverlongLine(std::uint64_t line_number, std::size_t bytes_seen) override;
+  // Submits what is pending and waits until storage has made it durable.
+  void Finish() override;
+
+  // The storage error of the last Finish(), if any.
+  const Status& storage_status() const { return storage_status_; }
+  const IngestStats& stats() const { return stats_; }
+  // Points storage refused (too old, expired, type) in what Finish() waited for.
+  std::uint64_t storage_rejected() const { return completion_.rejected(); }
+
+ private:
+  struct FieldEntry {
+    std::string raw_key;  // escaped, as in the input
+    SeriesId sid;
+    ValueType type;
+  };
+  struct PrefixEntry {
+    std::vector<FieldEntry> fields;
+  };
+  struct PrefixHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept;
+  };
+  struct PrefixEqual {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+  };
+
+  void HandleLine(std::string_view line, std::int64_t now_ns);
+  // Returns the entry for the field, resolving the series on a miss; null if it cannot be made.
+  const FieldEntry* ResolveField(PrefixEntry& entry, std::size_t position, const ParsedLine& line,
+                                 const Field& field, ValueType wanted);
+  void AddPoint(const FieldEntry& series, std::int64_t ts_ns, const Field& field);
+  void Flush();
+  void LogBadLine(std::string_view what);
+
+  ShardSet& shards_;
+  SeriesIndex& index_;
+  const Clock& clock_;
+  const std::size_t max_line_bytes_;
+  const std::string context_;
+  LineParser parser_;
+  ParsedLine parsed_;
+  std::unordered_map<std::string, PrefixEntry, PrefixHash, PrefixEqual> cache_;
+  std::vector<std::unique_ptr<Batch>> open_;  // one per shard
+  Completion completion_;
+  IngestStats stats_;
+  Status storage_status_;
+  std::string key_scratch_;
+  std::string unescape_scratch_;
+  std::vector<std::pair<std::string, std::string>> tag_scratch_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+}  // namespace ingot::ingest

@@ -1,0 +1,145 @@
+#include "ingest/shard_set.h"
+
+#include "config/logging.h"
+#include "ingest/ingest_metrics.h"
+
+namespace ingot::ingest {
+namespace {
+std::mutex g_live_mu;
+ShardSet* g_live = nullptr;  // the set the queue-depth gauges read
+int g_registered_shards = 0;
+}  // namespace
+
+void Completion::Done(const AppendResult& result, const Status& status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  accepted_ += result.accepted;
+  rejected_ += result.rejected();
+  if (!status.ok() && first_error_.ok()) first_error_ = status;
+  if (--pending_ == 0) cv_.notify_all();
+}
+
+Status Completion::Wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return pending_ == 0; });
+  return first_error_;
+}
+
+std::uint64_t Completion::accepted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return accepted_;
+}
+
+std::uint64_t Completion::rejected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rejected_;
+}
+
+ShardSet::ShardSet(Storage& storage, std::uint32_t queue_batches)
+    : storage_(storage), queue_batches_(queue_batches == 0 ? 1 : queue_batches) {
+  for (int i = 0; i < storage_.shard_count(); ++i) shards_.push_back(std::make_unique<Shard>());
+}
+
+ShardSet::~ShardSet() { Stop(); }
+
+void ShardSet::Start() {
+  for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
+    shards_[static_cast<std::size_t>(i)]->thread = std::thread([this, i] { Run(i); });
+  }
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  g_live = this;
+  // The gauges are registered once per process and read whichever set is live.
+  while (g_registered_shards < static_cast<int>(shards_.size())) {
+    const int i = g_registered_shards++;
+    MetricsRegistry::Default().AddCallbackGauge(
+        "ingot_shard_queue_depth", "Batches waiting in each shard's queue.",
+        [i] {
+          std::lock_guard<std::mutex> live_lock(g_live_mu);
+          if (g_live == nullptr || i >= g_live->shard_count()) return 0.0;
+          return static_cast<double>(g_live->queue_depth(i));
+        },
+        "shard=\"" + std::to_string(i) + "\"");
+  }
+}
+
+void ShardSet::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    if (g_live == this) g_live = nullptr;
+  }
+  for (auto& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard->mu);
+    stopping_ = true;
+    shard->not_empty.notify_all();
+  }
+  for (auto& shard : shards_) {
+    if (shard->thread.joinable()) shard->thread.join();
+  }
+}
+
+std::unique_ptr<Batch> ShardSet::Acquire() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (!pool_.empty()) {
+      auto batch = std::move(pool_.back());
+      pool_.pop_back();
+      return batch;
+    }
+  }
+  auto batch = std::make_unique<Batch>();
+  batch->points.reserve(Batch::kCapacity);
+  return batch;
+}
+
+void ShardSet::Release(std::unique_ptr<Batch> batch) {
+  batch->points.clear();
+  batch->completion = nullptr;
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  pool_.push_back(std::move(batch));
+}
+
+void ShardSet::Submit(int shard_index, std::unique_ptr<Batch> batch) {
+  if (batch->points.empty()) {
+    Release(std::move(batch));
+    return;
+  }
+  if (batch->completion != nullptr) batch->completion->Add();
+  Shard& shard = *shards_[static_cast<std::size_t>(shard_index)];
+  std::unique_lock<std::mutex> lock(shard.mu);
+  shard.not_full.wait(lock, [&] { return shard.queue.size() < queue_batches_; });
+  shard.queue.push_back(std::move(batch));
+  shard.not_empty.notify_one();
+}
+
+std::size_t ShardSet::queue_depth(int shard_index) const {
+  Shard& shard = *shards_[static_cast<std::size_t>(shard_index)];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  return shard.queue.size();
+}
+
+void ShardSet::Run(int shard_index) {
+  Shard& shard = *shards_[static_cast<std::size_t>(shard_index)];
+  ShardEngine& engine = storage_.shard(shard_index);
+  auto log = Logger("ingest");
+  for (;;) {
+    std::unique_ptr<Batch> batch;
+    {
+      std::unique_lock<std::mutex> lock(shard.mu);
+      shard.not_empty.wait(lock, [&] { return stopping_ || !shard.queue.empty(); });
+      if (shard.queue.empty()) return;  // stopping and drained
+      batch = std::move(shard.queue.front());
+      shard.queue.pop_front();
+      shard.not_full.notify_one();
+    }
+    AppendResult result;
+    Status st = engine.Append(batch->points, &result);
+    if (!st.ok()) {
+      Metrics().points_storage_error->Add(batch->points.size() - result.accepted);
+      log->error("shard {}: storing a batch of {} points failed: {}", shard_index,
+                 batch->points.size(), st.ToString());
+    }
+    if (batch->completion != nullptr) batch->completion->Done(result, st);
+    Release(std::move(batch));
+  }
+}
+
+}  // namespace ingot::ingest

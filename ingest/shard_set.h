@@ -1,0 +1,97 @@
+// ShardSet: one writer thread per storage shard, fed with batches of points through bounded
+// queues.
+//
+// A shard thread is the single writer of its ShardEngine (head buffers + WAL), so points never
+// take a lock of their own: producers hand over whole batches (one queue lock per batch), and a
+// full queue blocks the producer, which is how a fast TCP sender gets slowed down instead of
+// points being dropped. Batches come from a pool and go back to it, so steady-state ingest does
+// not allocate. A Completion lets a producer wait until everything it submitted is durable.
+//
+// Thread safety: Acquire/Submit from any thread; Start/Stop from the owner.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "chunk/shard_engine.h"
+#include "chunk/storage.h"
+#include "config/status.h"
+
+namespace ingot::ingest {
+
+// Tracks batches submitted by one producer (a connection or a /write request).
+class Completion {
+ public:
+  void Add() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_;
+  }
+  void Done(const AppendResult& result, const Status& status);
+  // Blocks until every added batch is done. Returns the first storage error, if any.
+  Status Wait();
+  std::uint64_t accepted() const;
+  std::uint64_t rejected() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int pending_ = 0;
+  std::uint64_t accepted_ = 0;
+  std::uint64_t rejected_ = 0;
+  Status first_error_;
+};
+
+struct Batch {
+  static constexpr std::size_t kCapacity = 4096;
+  std::vector<PointRecord> points;  // capacity kCapacity, reused
+  Completion* completion = nullptr;
+};
+
+class ShardSet {
+ public:
+  // `storage` must outlive the set. `queue_batches` bounds each shard's queue.
+  ShardSet(Storage& storage, std::uint32_t queue_batches);
+  ~ShardSet();
+
+  ShardSet(const ShardSet&) = delete;
+  ShardSet& operator=(const ShardSet&) = delete;
+
+  void Start();
+  // Drains every queue, then joins the threads.
+  void Stop();
+
+  int shard_count() const { return storage_.shard_count(); }
+  int ShardOf(SeriesId sid) const { return storage_.ShardOf(sid); }
+
+  // An empty batch from the pool.
+  std::unique_ptr<Batch> Acquire();
+  // Queues `batch` for `shard` (blocking while the queue is full) and registers it with its
+  // completion. An empty batch goes straight back to the pool.
+  void Submit(int shard, std::unique_ptr<Batch> batch);
+  std::size_t queue_depth(int shard) const;
+
+ private:
+  struct Shard {
+    std::mutex mu;
+    std::condition_variable not_empty, not_full;
+    std::deque<std::unique_ptr<Batch>> queue;
+    std::thread thread;
+  };
+  void Run(int shard);
+  void Release(std::unique_ptr<Batch> batch);
+
+  Storage& storage_;
+  const std::size_t queue_batches_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::atomic<bool> stopping_{false};
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<Batch>> pool_;
+};
+
+}  // namespace ingot::ingest

@@ -1,0 +1,148 @@
+#include "ingest/write_handler.h"
+
+#include <zlib.h>
+
+#include "ingest/ingest_metrics.h"
+#include "ingest/line_ingester.h"
+
+namespace ingot::ingest {
+namespace {
+
+std::string JsonError(std::string_view message) {
+  std::string out = "{\"error\":\"";
+  for (char c : message) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += "\"}\n";
+  return out;
+}
+
+bool ParseHttpPrecision(std::string_view name, Precision* out) {
+  if (name.empty() || name == "n" || name == "ns") {
+    *out = Precision::kNanoseconds;
+  } else if (name == "u" || name == "us" || name == "µ") {
+    *out = Precision::kMicroseconds;
+  } else if (name == "ms") {
+    *out = Precision::kMilliseconds;
+  } else if (name == "s") {
+    *out = Precision::kSeconds;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string Gunzip(std::string_view compressed, std::uint64_t max_bytes, std::string* out) {
+  z_stream zs{};
+  // 32 + 15: accept gzip and zlib headers, largest window.
+  if (inflateInit2(&zs, 32 + 15) != Z_OK) return "cannot initialise zlib";
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  zs.avail_in = static_cast<uInt>(compressed.size());
+  out->clear();
+  char buf[64 * 1024];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      std::string msg = zs.msg ? zs.msg : "truncated or corrupt stream";
+      inflateEnd(&zs);
+      return msg;
+    }
+    const std::size_t produced = sizeof buf - zs.avail_out;
+    if (out->size() + produced > max_bytes) {
+      inflateEnd(&zs);
+      return "too_large";
+    }
+    out->append(buf, produced);
+    if (rc == Z_OK && produced == 0 && zs.avail_in == 0) {
+      inflateEnd(&zs);
+      return "truncated gzip stream";
+    }
+  }
+  inflateEnd(&zs);
+  return "";
+}
+
+WriteHandler::WriteHandler(ShardSet& shards, SeriesIndex& index, const Clock& clock,
+                           const IngestOptions& options)
+    : shards_(shards), index_(index), clock_(clock), options_(options) {}
+
+WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
+  Metrics().http_writes->Add();
+  WriteResponse response;
+  auto fail = [&](int status, std::string_view message) {
+    Metrics().http_write_errors->Add();
+    response.status = status;
+    response.body = JsonError(message);
+    return response;
+  };
+  Precision precision;
+  if (!ParseHttpPrecision(request.precision, &precision)) {
+    return fail(400, "invalid precision \"" + std::string(request.precision) +
+                         "\": use n, ns, u, us, ms or s");
+  }
+  std::string inflated;
+  std::string_view body = request.body;
+  if (request.content_encoding == "gzip") {
+    const std::string error = Gunzip(request.body, options_.max_body_bytes, &inflated);
+    if (error == "too_large") {
+      return fail(413, "request body exceeds ingest.max_body_bytes = " +
+                           std::to_string(options_.max_body_bytes) + " bytes after gunzip");
+    }
+    if (!error.empty()) return fail(400, "invalid gzip body: " + error);
+    body = inflated;
+  } else if (!request.content_encoding.empty() && request.content_encoding != "identity") {
+    return fail(415, "unsupported Content-Encoding \"" + std::string(request.content_encoding) +
+                         "\": use gzip or none");
+  }
+  if (body.size() > options_.max_body_bytes) {
+    return fail(413, "request body of " + std::to_string(body.size()) +
+                         " bytes exceeds ingest.max_body_bytes = " +
+                         std::to_string(options_.max_body_bytes));
+  }
+  LineIngester ingester(shards_, index_, clock_, precision, options_.max_line_bytes,
+                        "http /write");
+  ingester.Consume(body);
+  ingester.Finish();
+  const IngestStats& stats = ingester.stats();
+  if (!ingester.storage_status().ok()) {
+    return fail(500, "storage failed, points may not be durable: " +
+                         ingester.storage_status().ToString());
+  }
+  const std::uint64_t dropped_lines = stats.lines_malformed + stats.lines_too_long;
+  if (dropped_lines > 0) {
+    return fail(400, "partial write: " + stats.first_error +
+                         " dropped=" + std::to_string(dropped_lines));
+  }
+  if (stats.points_rejected > 0) {
+    return fail(400, "partial write: " + stats.first_error +
+                         " dropped=" + std::to_string(stats.points_rejected));
+  }
+  if (ingester.storage_rejected() > 0) {
+    return fail(400, "partial write: points older than their series' sealed data, past the "
+                     "retention or of a conflicting type dropped=" +
+                         std::to_string(ingester.storage_rejected()));
+  }
+  response.status = 204;
+  return response;
+}
+
+}  // namespace ingot::ingest

@@ -1,0 +1,51 @@
+// WriteHandler: the InfluxDB 1.x compatible `POST /write` logic, independent of the HTTP server.
+//
+// The node's main adapts HTTP requests to WriteRequest and WriteResponse back, so ingest/ needs
+// no HTTP types. Semantics follow InfluxDB 1.x: `precision` (n|ns|u|us|ms|s), `db`/`rp` accepted
+// (one database per node), gzip bodies, 204 once every point is durable under the WAL policy,
+// and on bad lines the good ones are still stored and the answer is 400 with
+// `{"error":"partial write: ... dropped=N"}`.
+//
+// Thread safety: Handle() may run concurrently from several threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "chunk/series_index.h"
+#include "config/clock.h"
+#include "config/options.h"
+#include "ingest/shard_set.h"
+
+namespace ingot::ingest {
+
+struct WriteRequest {
+  std::string_view body;
+  std::string_view precision;         // "" = ns
+  std::string_view content_encoding;  // "" or "gzip"
+};
+
+struct WriteResponse {
+  int status = 204;
+  std::string body;  // JSON error object, empty for 204
+};
+
+class WriteHandler {
+ public:
+  WriteHandler(ShardSet& shards, SeriesIndex& index, const Clock& clock,
+               const IngestOptions& options);
+  WriteResponse Handle(const WriteRequest& request) const;
+
+ private:
+  ShardSet& shards_;
+  SeriesIndex& index_;
+  const Clock& clock_;
+  const IngestOptions options_;
+};
+
+// Inflates a gzip (or zlib) stream into `*out`, failing once the output would pass `max_bytes`.
+// Returns "" on success, "too_large" past the limit, or a description of the corruption.
+std::string Gunzip(std::string_view compressed, std::uint64_t max_bytes, std::string* out);
+
+}  // namespace ingot::ingest
