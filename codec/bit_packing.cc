@@ -12,8 +12,7 @@ void PackInts(const std::uint64_t* in, std::size_t count, std::uint64_t base, un
   const std::size_t bytes = PackedBytes(count, width);
   if (bytes == 0) return;
   if (count == simd::kFullBlock) {
-    simd::ActiveKernels().ffor_pack_1024(in, base, width, scratch);
-    std::memcpy(out, scratch, bytes);
+    simd::ActiveKernels().ffor_pack_1024(in, base, width, out);  // straight into the block
     return;
   }
   // Short blocks: a plain bit stream; they are rare (the last block of a chunk).
@@ -35,8 +34,7 @@ void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, u
                 std::uint64_t* scratch, std::uint64_t* out) noexcept {
   const std::size_t bytes = PackedBytes(count, width);
   if (count == simd::kFullBlock) {
-    std::memcpy(scratch, in, bytes);
-    simd::ActiveKernels().ffor_unpack_1024(scratch, base, width, out);
+    simd::ActiveKernels().ffor_unpack_1024(in, base, width, out);  // straight from the block
     return;
   }
   if (width == 0) {

@@ -19,12 +19,13 @@ inline std::size_t PackedBytes(std::size_t count, unsigned width) noexcept {
 }
 
 // Writes PackedBytes(count, width) bytes to `out`: (in[i] - base) in `width` bits.
-// `scratch` holds 1024 + 1 words. REQUIRES: 1 <= count <= 1024, width <= 64, every value fits.
+// `scratch` (short blocks only) holds 1024 + 1 words.
+// REQUIRES: 1 <= count <= 1024, width <= 64, every value fits.
 void PackInts(const std::uint64_t* in, std::size_t count, std::uint64_t base, unsigned width,
               std::uint64_t* scratch, std::uint8_t* out) noexcept;
 
 // Reads PackedBytes(count, width) bytes from `in`: out[i] = unpacked + base (mod 2^64).
-// `scratch` holds 1024 + 1 words.
+// `scratch` (short blocks only) holds 1024 + 1 words.
 void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, unsigned width,
                 std::uint64_t* scratch, std::uint64_t* out) noexcept;
 

@@ -14,9 +14,11 @@
 namespace ingot::codec {
 namespace {
 
+using simd::AlpEncodeStats;
+
 constexpr std::size_t kSampleSize = 32;
 // A hint is trusted for this many blocks before a full search checks that nothing better exists.
-constexpr std::uint8_t kResearchIntervalBlocks = 32;
+constexpr std::uint8_t kResearchIntervalBlocks = 64;
 constexpr std::uint8_t kEmptySlot = 0xff;
 // Pairs of the sample ranking that the full block judges exactly.
 constexpr int kFinalists = 5;
@@ -33,29 +35,24 @@ std::size_t TakeSample(std::span<const T> values, T* sample) {
 }
 
 // Bits the sample would take with (e, f): packed integers plus exceptions (value + position).
+// `exception_count` (nullable) receives the sample's exceptions.
 template <typename T>
 std::uint64_t SampleCost(const simd::Kernels& kernels, const T* sample, std::size_t count,
-                         unsigned e, unsigned f) {
+                         unsigned e, unsigned f, std::size_t* exception_count = nullptr) {
   std::int64_t ints[kSampleSize];
   std::uint64_t exceptions[1];
-  std::size_t exception_count;
+  AlpEncodeStats stats;
   if constexpr (sizeof(T) == 8) {
-    exception_count = kernels.alp_encode_double(sample, count, e, f, ints, exceptions);
+    stats = kernels.alp_encode_double(sample, count, e, f, ints, exceptions);
   } else {
-    exception_count = kernels.alp_encode_float(sample, count, e, f, ints, exceptions);
+    stats = kernels.alp_encode_float(sample, count, e, f, ints, exceptions);
   }
   constexpr std::uint64_t kExceptionBits = sizeof(T) * 8 + 16;
-  if (exception_count == count) return count * kExceptionBits;
-  std::int64_t lo = INT64_MAX;
-  std::int64_t hi = INT64_MIN;
-  for (std::size_t i = 0; i < count; ++i) {
-    const bool is_exception = (exceptions[0] >> i) & 1;
-    lo = is_exception ? lo : std::min(lo, ints[i]);
-    hi = is_exception ? hi : std::max(hi, ints[i]);
-  }
+  if (exception_count != nullptr) *exception_count = stats.exceptions;
+  if (stats.exceptions == count) return count * kExceptionBits;
   const unsigned width =
-      BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
-  return count * width + exception_count * kExceptionBits;
+      BitWidth(static_cast<std::uint64_t>(stats.hi) - static_cast<std::uint64_t>(stats.lo));
+  return count * width + stats.exceptions * kExceptionBits;
 }
 
 struct Candidate {
@@ -122,29 +119,39 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
   // Warm path: the series' recent winners, on the sample only.
   const simd::Kernels& kernels = simd::ActiveKernels();
   Candidate best{UINT64_MAX, 0, 0};
+  std::size_t best_exceptions = count;
   for (int k = 0; k < SeriesHint::kPairs; ++k) {
     const unsigned e = hint.exponent[k];
     const unsigned f = hint.factor[k];
     if (e > AlpConstants<T>::kMaxExponent || f > e) continue;
-    const std::uint64_t cost = SampleCost(kernels, sample, count, e, f);
-    if (cost < best.cost) best = {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
-    // Early exit: no exception and a narrow width will not be beaten by an older pair.
-    if (k == 0 && cost <= count * 24) break;
+    std::size_t exceptions;
+    const std::uint64_t cost = SampleCost(kernels, sample, count, e, f, &exceptions);
+    if (cost < best.cost) {
+      best = {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
+      best_exceptions = exceptions;
+    }
+    // Early exit: few exceptions with the series' favourite pair will not be beaten by an older
+    // pair often enough to pay for trying it.
+    if (k == 0 && exceptions * 16 <= count) break;
   }
-  // The hint stops winning when a quarter of the sample turns into exceptions. A series where ALP
-  // was not chosen last time (real doubles, noise) waits for the periodic search instead of
-  // searching every block in vain.
-  const std::uint64_t bad_cost = count * (sizeof(T) * 8 + 16) / 4;
+  // The hint stops winning when a quarter of the sample turns into exceptions (wide integers are
+  // not a reason: some series need them). A series where ALP was not chosen last time (real
+  // doubles, noise) waits for the periodic search instead of searching every block in vain.
   const bool alp_was_chosen =
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlp) ||
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta);
-  if (best.cost > bad_cost && alp_was_chosen) return FullSearch(values, sample, count, hint, ws);
+  if (best_exceptions * 4 > count && alp_was_chosen) {
+    return FullSearch(values, sample, count, hint, ws);
+  }
   ++hint.blocks_since_search;
   return {best.e, best.f, false, static_cast<double>(best.cost) / count};
 }
 
+namespace {
+
+// The best split with left parts of min_left..max_left bits, judged on a sample.
 template <typename T>
-AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept {
+AlpRdPlan PlanAlpRd(std::span<const T> values, unsigned min_left, unsigned max_left) {
   using Bits = typename AlpConstants<T>::Bits;
   constexpr unsigned kBits = sizeof(T) * 8;
   T sample[kSampleSize];
@@ -155,7 +162,7 @@ AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept {
   std::sort(sorted, sorted + count);
   AlpRdPlan best;
   std::uint64_t best_cost = UINT64_MAX;
-  for (unsigned left_bits = 1; left_bits <= kAlpRdMaxLeftBits; ++left_bits) {
+  for (unsigned left_bits = min_left; left_bits <= max_left; ++left_bits) {
     const unsigned right_bits = kBits - left_bits;
     std::uint16_t lefts[kSampleSize];
     std::uint8_t counts[kSampleSize];
@@ -193,6 +200,30 @@ AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept {
   return best;
 }
 
+}  // namespace
+
+template <typename T>
+AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept {
+  return PlanAlpRd(values, 1, kAlpRdMaxLeftBits);
+}
+
+template <typename T>
+AlpRdPlan AnalyzeAlpRdForSplit(std::span<const T> values, unsigned right_bits) noexcept {
+  const unsigned left_bits = sizeof(T) * 8 - right_bits;
+  return PlanAlpRd(values, left_bits, left_bits);
+}
+
+template <typename T>
+std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint) noexcept {
+  const unsigned e = hint.exponent[0];
+  const unsigned f = hint.factor[0];
+  if (e > AlpConstants<T>::kMaxExponent || f > e) return SIZE_MAX;
+  T sample[kSampleSize];
+  const std::size_t count = TakeSample(values, sample);
+  const std::uint64_t bits = SampleCost(simd::ActiveKernels(), sample, count, e, f);
+  return kAlpHeaderBytes + static_cast<std::size_t>(bits * values.size() / count / 8);
+}
+
 template <typename T>
 bool IsConstantBlock(std::span<const T> values) noexcept {
   using Bits = typename AlpConstants<T>::Bits;
@@ -214,6 +245,12 @@ template AlpChoice SearchAlpExponents<float>(std::span<const float>, SeriesHint&
                                              Workspace&) noexcept;
 template AlpRdPlan AnalyzeAlpRd<double>(std::span<const double>) noexcept;
 template AlpRdPlan AnalyzeAlpRd<float>(std::span<const float>) noexcept;
+template AlpRdPlan AnalyzeAlpRdForSplit<double>(std::span<const double>, unsigned) noexcept;
+template AlpRdPlan AnalyzeAlpRdForSplit<float>(std::span<const float>, unsigned) noexcept;
+template std::size_t EstimateAlpWithHint<double>(std::span<const double>,
+                                                 const SeriesHint&) noexcept;
+template std::size_t EstimateAlpWithHint<float>(std::span<const float>,
+                                                const SeriesHint&) noexcept;
 template bool IsConstantBlock<double>(std::span<const double>) noexcept;
 template bool IsConstantBlock<float>(std::span<const float>) noexcept;
 

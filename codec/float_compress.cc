@@ -49,8 +49,22 @@ std::size_t CollectExceptions(Workspace& ws, std::size_t n) {
 template <typename T>
 bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t hi,
                    unsigned width, std::size_t exception_count) {
-  // Quick look first: if many values need the top bit from either end, no window helps.
+  // Quick look first: if many values need the top bit from either end, no window helps. A strided
+  // sample answers that for most blocks (outliers are rare, so a sample full of top-half values
+  // means a block full of them); only a sample that leaves room for outliers looks at every value.
   const std::uint64_t half = 1ull << (width - 1);
+  {
+    constexpr std::size_t kStride = 16;
+    std::size_t sample_low = 0;
+    std::size_t sample_high = 0;
+    for (std::size_t i = 0; i < n; i += kStride) {
+      const auto v = static_cast<std::uint64_t>(ws.ints[i]);
+      sample_low += (v - static_cast<std::uint64_t>(lo)) >= half;
+      sample_high += (static_cast<std::uint64_t>(hi) - v) >= half;
+    }
+    const std::size_t sampled = (n + kStride - 1) / kStride;
+    if (std::min(sample_low, sample_high) * 8 * (2 + sizeof(T)) >= 4 * sampled) return false;
+  }
   std::size_t top_low = 0;
   std::size_t top_high = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -113,19 +127,21 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
                       Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* chosen) noexcept {
   const std::size_t n = values.size();
   const simd::Kernels& kernels = simd::ActiveKernels();
-  std::size_t exception_count;
+  // One pass: integers, exceptions and the range of the good integers.
+  simd::AlpEncodeStats stats;
   if constexpr (sizeof(T) == 8) {
-    exception_count =
-        kernels.alp_encode_double(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
+    stats = kernels.alp_encode_double(values.data(), n, exponent, factor, ws.ints,
+                                      ws.exception_bitmap);
   } else {
-    exception_count =
-        kernels.alp_encode_float(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
+    stats = kernels.alp_encode_float(values.data(), n, exponent, factor, ws.ints,
+                                     ws.exception_bitmap);
   }
-  if (exception_count == n) return 0;  // nothing became an integer: ALP cannot help
+  if (stats.exceptions == n) return 0;  // nothing became an integer: ALP cannot help
+  std::size_t exception_count = stats.exceptions;
+  // Exception slots get copies of good integers, so the range stays that of the good ones.
   if (exception_count > 0) exception_count = CollectExceptions(ws, n);
-  std::int64_t lo;
-  std::int64_t hi;
-  kernels.min_max(ws.ints, n, &lo, &hi);
+  std::int64_t lo = stats.lo;
+  std::int64_t hi = stats.hi;
   unsigned plain_width =
       BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
   if (plain_width >= kOutlierMinWidth &&
@@ -143,11 +159,9 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
   std::size_t delta_bytes = SIZE_MAX;
   if (mode != AlpMode::kPlain && n >= 2) {
     // Integers are below 2^50 in magnitude, so their differences cannot overflow.
-    std::int64_t* __restrict deltas = ws.ints2;
-    const std::int64_t* __restrict ints = ws.ints;
-    for (std::size_t i = 1; i < n; ++i) deltas[i] = ints[i] - ints[i - 1];
+    std::int64_t* deltas = ws.ints2;
     std::int64_t delta_hi;
-    kernels.min_max(deltas + 1, n - 1, &delta_lo, &delta_hi);
+    kernels.delta_min_max(ws.ints, n, deltas, &delta_lo, &delta_hi);
     deltas[0] = delta_lo;  // ignored by the decoder; packs as zero
     delta_width =
         BitWidth(static_cast<std::uint64_t>(delta_hi) - static_cast<std::uint64_t>(delta_lo));
@@ -198,25 +212,30 @@ std::size_t EncodeAlpRd(std::span<const T> values, const AlpRdPlan& plan, Worksp
   const unsigned right_bits = plan.right_bits;
   const unsigned dictionary_size = plan.dictionary_size;
   const unsigned index_bits = dictionary_size <= 1 ? 0 : BitWidth(dictionary_size - 1);
-  const Bits right_mask = static_cast<Bits>((Bits{1} << right_bits) - 1);
   std::uint64_t* __restrict rights = ws.bits;
   std::uint64_t* __restrict indexes = reinterpret_cast<std::uint64_t*>(ws.ints);
   std::uint16_t* __restrict lefts = ws.lefts;
-  std::size_t exception_count = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Bits bits = std::bit_cast<Bits>(values[i]);
-    const auto left = static_cast<std::uint16_t>(bits >> right_bits);
-    unsigned index = dictionary_size;
-    for (unsigned d = 0; d < kAlpRdMaxDictionary; ++d) {
-      const bool hit = d < dictionary_size && plan.dictionary[d] == left && index == dictionary_size;
-      index = hit ? d : index;
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  std::size_t exception_count;
+  if constexpr (sizeof(T) == 8) {
+    exception_count = kernels.alp_rd_split_double(values.data(), n, right_bits, plan.dictionary,
+                                                  dictionary_size, rights, indexes,
+                                                  ws.exception_bitmap);
+  } else {
+    exception_count = kernels.alp_rd_split_float(values.data(), n, right_bits, plan.dictionary,
+                                                 dictionary_size, rights, indexes,
+                                                 ws.exception_bitmap);
+  }
+  if (!kDryRun && exception_count > 0) {
+    std::size_t k = 0;
+    for (std::size_t w = 0; w < (n + 63) / 64; ++w) {
+      for (std::uint64_t bits = ws.exception_bitmap[w]; bits != 0; bits &= bits - 1) {
+        const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+        ws.positions[k] = static_cast<std::uint16_t>(i);
+        lefts[k] = static_cast<std::uint16_t>(std::bit_cast<Bits>(values[i]) >> right_bits);
+        ++k;
+      }
     }
-    const bool exception = index == dictionary_size;
-    rights[i] = bits & right_mask;
-    indexes[i] = exception ? 0 : index;
-    ws.positions[exception_count] = static_cast<std::uint16_t>(i);
-    lefts[exception_count] = left;
-    exception_count += exception;
   }
   const std::size_t bytes = kAlpRdHeaderBytes + 2 * dictionary_size + PackedBytes(n, right_bits) +
                             PackedBytes(n, index_bits) + 4 * exception_count;
@@ -336,6 +355,120 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
   return 0;
 }
 
+// Full blocks of a series written with the remembered encoding alone before all candidates are
+// compared again.
+constexpr std::uint8_t kRecheckIntervalBlocks = 16;
+
+bool IsSticky(FloatEncoding e) {
+  return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta || e == FloatEncoding::kAlpRd ||
+         e == FloatEncoding::kGorilla || e == FloatEncoding::kRaw;
+}
+
+// Every candidate, by estimate; the winner is written, and the runner-up too when the estimates are
+// too close to call. Records the choice in the hint.
+bool IsAlpFamily(FloatEncoding e) {
+  return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta;
+}
+
+template <typename T>
+std::size_t EstimateGorilla(std::span<const T> window_values, std::size_t n) {
+  const std::size_t window = window_values.size();
+  const std::size_t gorilla_window = EncodeGorilla<T, true>(window_values, {});
+  return kBlockHeaderBytes + sizeof(T) +
+         (gorilla_window - kBlockHeaderBytes - sizeof(T)) * n / window;
+}
+
+// `known`/`known_bytes`: a block already written into `out` with that encoding (known_bytes 0
+// when none); it is kept without a second encode when the estimates still favour it.
+template <typename T>
+EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Workspace& ws,
+                             std::span<std::uint8_t> out, FloatEncoding known,
+                             std::size_t known_bytes) {
+  const std::size_t n = values.size();
+  const std::size_t raw_bytes = kBlockHeaderBytes + n * sizeof(T);
+  // Estimates: ALP from its 32-value search sample, Gorilla and ALP-RD from a dry run over a
+  // contiguous window (XORs of neighbours need neighbours).
+  const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+  const std::size_t window = std::min(n, kGorillaWindow);
+  const auto window_values = values.subspan((n - window) / 2, window);
+  Estimate estimates[4];
+  int candidates = 0;
+  estimates[candidates++] = {
+      FloatEncoding::kAlp,
+      kAlpHeaderBytes + static_cast<std::size_t>(alp.sample_bits_per_value * n / 8)};
+  estimates[candidates++] = {FloatEncoding::kGorilla, EstimateGorilla(window_values, n)};
+  AlpRdPlan rd;
+  // ALP-RD only pays when ALP cannot turn most values into narrow integers.
+  if (estimates[0].bytes * 2 > raw_bytes) {
+    rd = AnalyzeAlpRd(values);
+    const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd.dictionary_size;
+    const std::size_t rd_window = EncodeAlpRd<T, true>(window_values, rd, ws, {});
+    estimates[candidates++] = {FloatEncoding::kAlpRd, fixed + (rd_window - fixed) * n / window};
+  }
+  estimates[candidates++] = {FloatEncoding::kRaw, raw_bytes};
+  std::stable_sort(estimates, estimates + candidates,
+                   [](const Estimate& a, const Estimate& b) { return a.bytes < b.bytes; });
+
+  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
+  FloatEncoding written = known;
+  std::size_t bytes = known_bytes;
+  const bool keep_known = known_bytes != 0 && (known == estimates[0].encoding ||
+                                              (IsAlpFamily(known) && IsAlpFamily(estimates[0].encoding)));
+  if (!keep_known) {
+    bytes = EncodeCandidate(estimates[0].encoding, values, alp, rd, ws, bounded, &written);
+  }
+  if (bytes == 0) {
+    bytes = raw_bytes;
+    written = FloatEncoding::kRaw;
+  }
+  // When the runner-up's estimate is close to what the winner really took, settle it exactly. The
+  // sample estimates are loose (ALP's ignores delta coding and outliers, the windows see 64
+  // values), so the margins are wide; this runs once per kRecheckIntervalBlocks blocks of a
+  // series, so the second encode is amortized.
+  const Estimate& second = estimates[1];
+  const std::size_t margin = second.encoding == FloatEncoding::kAlp ? bytes / 3 : bytes / 6;
+  if (second.encoding != FloatEncoding::kRaw && second.bytes < bytes + margin &&
+      !(IsAlpFamily(second.encoding) && IsAlpFamily(written)) && second.encoding != written) {
+    FloatEncoding second_written;
+    const std::span<std::uint8_t> scratch(ws.bytes, std::min(raw_bytes, bytes));
+    const std::size_t second_bytes =
+        EncodeCandidate(second.encoding, values, alp, rd, ws, scratch, &second_written);
+    if (second_bytes != 0 && second_bytes < bytes) {
+      std::memcpy(out.data(), ws.bytes, second_bytes);
+      bytes = second_bytes;
+      written = second_written;
+    }
+  }
+  if (written == FloatEncoding::kRaw) bytes = EncodeRaw(values, out);
+  if (written == FloatEncoding::kAlpRd) hint.rd_right_bits = rd.right_bits;
+  hint.last_bytes = static_cast<std::uint16_t>(n == kBlockCapacity ? bytes : 0);
+  hint.blocks_since_choice = 0;
+  return {bytes, written};
+}
+
+// The fast path for a series whose previous block chose `encoding`: that encoder alone, no
+// estimates. Returns 0 when the block does not fit.
+template <typename T>
+std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, SeriesHint& hint,
+                             Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* written) {
+  *written = encoding;
+  switch (encoding) {
+    case FloatEncoding::kAlp:
+    case FloatEncoding::kAlpDelta: {
+      const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+      return EncodeAlp<T, false>(values, alp.exponent, alp.factor, AlpMode::kSmaller, ws, out,
+                                 written);
+    }
+    case FloatEncoding::kAlpRd:
+      return EncodeAlpRd<T, false>(values, AnalyzeAlpRdForSplit(values, hint.rd_right_bits), ws,
+                                   out);
+    case FloatEncoding::kGorilla: return EncodeGorilla<T, false>(values, out);
+    case FloatEncoding::kRaw: return EncodeRaw(values, out);
+    case FloatEncoding::kConstant: break;
+  }
+  return 0;
+}
+
 template <typename T>
 EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                             std::span<std::uint8_t> out) {
@@ -348,59 +481,37 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
   if (IsConstantBlock(values)) {
     return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
   }
-  // Estimates: ALP from its 32-value search sample, Gorilla and ALP-RD from a dry run over a
-  // contiguous window (XORs of neighbours need neighbours).
-  const AlpChoice alp = SearchAlpExponents(values, hint, ws);
-  const std::size_t window = std::min(n, kGorillaWindow);
-  const auto window_values = values.subspan((n - window) / 2, window);
-  Estimate estimates[4];
-  int candidates = 0;
-  estimates[candidates++] = {
-      FloatEncoding::kAlp,
-      kAlpHeaderBytes + static_cast<std::size_t>(alp.sample_bits_per_value * n / 8)};
-  const std::size_t gorilla_window = EncodeGorilla<T, true>(window_values, {});
-  estimates[candidates++] = {FloatEncoding::kGorilla,
-                             kBlockHeaderBytes + sizeof(T) +
-                                 (gorilla_window - kBlockHeaderBytes - sizeof(T)) * n / window};
-  AlpRdPlan rd;
-  // ALP-RD only pays when ALP cannot turn most values into narrow integers.
-  // A series that went raw last time gets it re-checked with the periodic full search.
-  const bool was_raw = hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kRaw);
-  if (estimates[0].bytes * 2 > raw_bytes && (!was_raw || alp.full_search)) {
-    rd = AnalyzeAlpRd(values);
-    const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd.dictionary_size;
-    const std::size_t rd_window = EncodeAlpRd<T, true>(window_values, rd, ws, {});
-    estimates[candidates++] = {FloatEncoding::kAlpRd, fixed + (rd_window - fixed) * n / window};
-  }
-  estimates[candidates++] = {FloatEncoding::kRaw, raw_bytes};
-  std::stable_sort(estimates, estimates + candidates,
-                   [](const Estimate& a, const Estimate& b) { return a.bytes < b.bytes; });
-
-  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
-  FloatEncoding written;
-  std::size_t bytes = EncodeCandidate(estimates[0].encoding, values, alp, rd, ws, bounded, &written);
-  if (bytes == 0) {
-    bytes = raw_bytes;
-    written = FloatEncoding::kRaw;
-  }
-  // When the runner-up's estimate is close to what the winner really took, settle it exactly. ALP's
-  // sample estimate is the loosest (it ignores delta coding and outliers) and its exact encode is the
-  // cheapest, so it gets the wider margin.
-  const Estimate& second = estimates[1];
-  if (second.encoding != FloatEncoding::kRaw && written != FloatEncoding::kRaw &&
-      second.bytes < bytes + bytes / (second.encoding == FloatEncoding::kAlp ? 4 : 32)) {
-    FloatEncoding second_written;
-    const std::span<std::uint8_t> scratch(ws.bytes, std::min(raw_bytes, bytes));
-    const std::size_t second_bytes =
-        EncodeCandidate(second.encoding, values, alp, rd, ws, scratch, &second_written);
-    if (second_bytes != 0 && second_bytes < bytes) {
-      std::memcpy(out.data(), ws.bytes, second_bytes);
-      bytes = second_bytes;
-      written = second_written;
+  const auto last = static_cast<FloatEncoding>(hint.last_encoding);
+  const bool rd_ok = last != FloatEncoding::kAlpRd ||
+                     (hint.rd_right_bits >= sizeof(T) * 8 - kAlpRdMaxLeftBits &&
+                      hint.rd_right_bits < sizeof(T) * 8);
+  if (n == kBlockCapacity && hint.last_bytes != 0 && IsSticky(last) && rd_ok &&
+      hint.blocks_since_choice < kRecheckIntervalBlocks) {
+    // The common case: the series keeps its shape, and its last encoding is written directly.
+    const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
+    FloatEncoding written;
+    const std::size_t bytes = EncodeRemembered(last, values, hint, ws, bounded, &written);
+    const std::size_t limit = hint.last_bytes + hint.last_bytes / 2;
+    // Cheap checks that the other family did not become smaller: ALP on its 32-value sample with
+    // the series' exponents, Gorilla on a 64-value window.
+    bool other_better = false;
+    if (bytes != 0 && bytes <= limit) {
+      if (IsAlpFamily(last)) {
+        const std::size_t window = std::min(n, kGorillaWindow);
+        other_better =
+            EstimateGorilla(values.subspan((n - window) / 2, window), n) < bytes - bytes / 8;
+      } else {
+        other_better = EstimateAlpWithHint(values, hint) < bytes - bytes / 8;
+      }
     }
+    if (bytes != 0 && bytes <= limit && !other_better) {
+      hint.last_bytes = static_cast<std::uint16_t>(bytes);
+      ++hint.blocks_since_choice;
+      return finish({bytes, written});
+    }
+    if (bytes != 0) return finish(ChooseAndEncode(values, hint, ws, out, written, bytes));
   }
-  if (written == FloatEncoding::kRaw) bytes = EncodeRaw(values, out);
-  return finish({bytes, written});
+  return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0));
 }
 
 template <typename T>

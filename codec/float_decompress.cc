@@ -109,12 +109,12 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
 
   const simd::Kernels& kernels = simd::ActiveKernels();
   if (!delta && n == simd::kFullBlock) {
-    // The common case: unFFOR fused with the multiply, straight into the caller's buffer.
-    std::memcpy(ws.packed, packed, packed_bytes);
+    // The common case: unFFOR fused with the multiply, from the block straight into the
+    // caller's buffer.
     if constexpr (sizeof(T) == 8) {
-      kernels.alp_unpack_decode_double(ws.packed, base, width, exponent, factor, out.data());
+      kernels.alp_unpack_decode_double(packed, base, width, exponent, factor, out.data());
     } else {
-      kernels.alp_unpack_decode_float(ws.packed, base, width, exponent, factor, out.data());
+      kernels.alp_unpack_decode_float(packed, base, width, exponent, factor, out.data());
     }
   } else {
     std::uint64_t* __restrict ints = ws.bits;

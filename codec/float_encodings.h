@@ -35,6 +35,11 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
 
 // Encodes with the given exponent/factor; kSmaller writes plain or delta, whichever is smaller.
 // `chosen` (nullable) receives kAlp or kAlpDelta.
+// ALP's size for `values` from a 32-value sample with the hint's first pair (no search, no
+// delta): a cheap check that ALP did not become the better choice. SIZE_MAX without a hint.
+template <typename T>
+std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint) noexcept;
+
 template <typename T, bool kDryRun>
 std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned factor, AlpMode mode,
                       Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* chosen) noexcept;
@@ -53,6 +58,10 @@ struct AlpRdPlan {
 // Chooses the left/right split and the left-part dictionary from a sample of `values`.
 template <typename T>
 AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept;
+
+// The dictionary for a known split (right_bits as chosen for an earlier block of the series).
+template <typename T>
+AlpRdPlan AnalyzeAlpRdForSplit(std::span<const T> values, unsigned right_bits) noexcept;
 
 template <typename T, bool kDryRun>
 std::size_t EncodeAlpRd(std::span<const T> values, const AlpRdPlan& plan, Workspace& ws,

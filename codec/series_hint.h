@@ -3,7 +3,9 @@
 // The ALP exponent/factor pairs that won the last blocks are tried first on a small sample, so that
 // the per-block search is nearly free for a series whose data keeps its shape. A hint is a small
 // trivially copyable value owned by the series (the storage layer keeps one per series); a
-// default-constructed hint means "nothing known yet" and triggers a full search.
+// default-constructed hint means "nothing known yet" and triggers a full search. Beyond ALP, it
+// remembers which encoding won and how big the block was, so the next block of the series
+// usually runs one encoder only.
 //
 // Thread safety: a value; owned and used by the series' single writer.
 #pragma once
@@ -21,6 +23,14 @@ struct SeriesHint {
   std::uint8_t last_encoding = 0xff;
   // Blocks since the last full search; forces a re-search periodically.
   std::uint8_t blocks_since_search = 0;
+  // Bytes the previous full block took. While a block of the same series, written with
+  // last_encoding alone, stays near this size, the other encodings are not tried at all; a size
+  // jump or the periodic comparison (blocks_since_choice) brings every candidate back.
+  std::uint16_t last_bytes = 0;
+  std::uint8_t blocks_since_choice = 0;
+  // ALP-RD's split (right part width) when last_encoding is ALP-RD; the dictionary is cheap to
+  // rebuild for a known split.
+  std::uint8_t rd_right_bits = 0;
 };
 
 }  // namespace ingot::codec

@@ -1,5 +1,6 @@
 #include "ingest/tcp_server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -75,6 +76,9 @@ asio::awaitable<void> TcpServer::AcceptLoop() {
       socket.close(ec);
       continue;
     }
+    // Counted here, not when the session first runs: a burst of accepts must not pass the limit,
+    // and Stop() must wait for sessions that have not started yet.
+    connections_.fetch_add(1);
     const std::uint64_t id = next_id_.fetch_add(1);
     auto executor = socket.get_executor();
     asio::co_spawn(executor, Session(std::move(socket), id), asio::detached);
@@ -111,7 +115,6 @@ asio::awaitable<void> Watchdog(std::shared_ptr<Connection> conn, const std::atom
 }  // namespace
 
 asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
-  connections_.fetch_add(1);
   ConnectionInfo info;
   info.id = id;
   boost::system::error_code ec;
@@ -167,10 +170,10 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
         const std::size_t stop = static_cast<std::size_t>(static_cast<const char*>(last_nl) - base) + 1;
         std::string_view lines(base + begin, stop - begin);
         consumer->Consume(lines);
-        for (char c : lines) lines_before += (c == '\n');
+        lines_before += static_cast<std::uint64_t>(std::count(lines.begin(), lines.end(), '\n'));
         begin = stop;
       }
-      if (end - begin >= options_.max_line_bytes && begin < end) {
+      if (end - begin > options_.max_line_bytes) {
         skipping = true;
         skipped_bytes = end - begin;
         begin = end = 0;

@@ -1,12 +1,9 @@
-// The one way bench code includes Asio and Beast.
-//
-// Boost 1.74's Asio uses std::exchange without including <utility>, which GCC 12's standard
-// library no longer pulls in transitively; including it first keeps every file building.
+// Asio (through the project's wrapper, which must come first) plus Beast, with the short names
+// bench code uses.
 #pragma once
 
-#include <utility>
+#include "config/asio.h"  // before any other Boost header
 
-#include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 

@@ -9,7 +9,8 @@
 // Layout used by the 1024-value FFOR kernels ("interleaved"): value i lives in lane i % 16, row
 // i / 16; each lane packs its 64 rows into `width` consecutive 64-bit words, and word k of lane l
 // is stored at index k * 16 + l. The shifts are then the same for all lanes of a row, which is what
-// makes the loops vectorize. A packed block of 1024 values is exactly 128 * width bytes.
+// makes the loops vectorize. A packed block of 1024 values is exactly 128 * width bytes, read and
+// written in place (unaligned) so that no copy through scratch memory is needed.
 //
 // Thread safety: the tables are immutable; all kernels are reentrant.
 #pragma once
@@ -27,28 +28,40 @@ enum class IsaLevel : std::uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
 
 const char* IsaName(IsaLevel level) noexcept;
 
+// What one ALP encode pass learns besides the integers: the signed range of the integers that are
+// not exceptions (lo > hi when every value is an exception), so FFOR needs no second pass.
+struct AlpEncodeStats {
+  std::size_t exceptions = 0;
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+};
+
 struct Kernels {
   IsaLevel level;
   const char* name;
 
-  // FFOR of exactly 1024 values: stores (in[i] - base) truncated to `width` bits (0..64) into
-  // out[0 .. 16 * width) in the interleaved layout.
+  // FFOR of exactly 1024 values: stores (in[i] - base) truncated to `width` bits (0..64) as
+  // 16 * width little-endian 64-bit words in the interleaved layout, straight into `out` (any
+  // alignment: the caller's output block).
   // REQUIRES: every in[i] - base (mod 2^64) fits in `width` bits.
   void (*ffor_pack_1024)(const std::uint64_t* in, std::uint64_t base, unsigned width,
-                         std::uint64_t* out);
-  // Inverse of ffor_pack_1024: out[i] = unpacked + base (mod 2^64). Reads in[0 .. 16 * width).
-  void (*ffor_unpack_1024)(const std::uint64_t* in, std::uint64_t base, unsigned width,
+                         std::uint8_t* out);
+  // Inverse of ffor_pack_1024: out[i] = unpacked + base (mod 2^64). Reads exactly in[0 .. 128 *
+  // width) bytes, any alignment (the encoded block itself).
+  void (*ffor_unpack_1024)(const std::uint8_t* in, std::uint64_t base, unsigned width,
                            std::uint64_t* out);
 
-  // ALP encode of n values with exponent e and factor f: ints[i] is the rounded integer of
-  // in[i] * 10^e * 10^-f, and bit i of exceptions (n bits, zeroed first) is set where decoding
-  // ints[i] does not give back the bits of in[i] or the integer is out of range (ints[i] is then
-  // unspecified). Returns the number of exceptions.
-  // REQUIRES: e <= kMaxExponent<T>, f <= e, exceptions has room for ceil(n / 64) words.
-  std::size_t (*alp_encode_double)(const double* in, std::size_t n, unsigned e, unsigned f,
-                                   std::int64_t* ints, std::uint64_t* exceptions);
-  std::size_t (*alp_encode_float)(const float* in, std::size_t n, unsigned e, unsigned f,
-                                  std::int64_t* ints, std::uint64_t* exceptions);
+  // ALP encode of n values with exponent e and factor f, fused with exception detection and the
+  // range of the good integers: ints[i] is the rounded integer of in[i] * 10^e * 10^-f, and bit i
+  // of exceptions (ceil(n / 64) words, all overwritten) is set where decoding ints[i] does not give
+  // back the bits of in[i] or the integer is out of range (ints[i] is then unspecified).
+  // The float version computes in 32-bit float lanes; it gives exactly the results of the
+  // one-value reference in lane_ops.h.
+  // REQUIRES: e <= kMaxExponent<T>, f <= e.
+  AlpEncodeStats (*alp_encode_double)(const double* in, std::size_t n, unsigned e, unsigned f,
+                                      std::int64_t* ints, std::uint64_t* exceptions);
+  AlpEncodeStats (*alp_encode_float)(const float* in, std::size_t n, unsigned e, unsigned f,
+                                     std::int64_t* ints, std::uint64_t* exceptions);
 
   // ALP decode of n integers: out[i] = ints[i] * 10^f * 10^-e in T's arithmetic.
   void (*alp_decode_double)(const std::int64_t* ints, std::size_t n, unsigned e, unsigned f,
@@ -56,14 +69,33 @@ struct Kernels {
   void (*alp_decode_float)(const std::int64_t* ints, std::size_t n, unsigned e, unsigned f,
                            float* out);
 
-  // Fused unFFOR + ALP decode of a full 1024-value block (interleaved layout).
-  void (*alp_unpack_decode_double)(const std::uint64_t* packed, std::uint64_t base,
+  // Fused unFFOR + ALP decode of a full 1024-value block (interleaved layout, any alignment; reads
+  // exactly 128 * width bytes).
+  void (*alp_unpack_decode_double)(const std::uint8_t* packed, std::uint64_t base,
                                    unsigned width, unsigned e, unsigned f, double* out);
-  void (*alp_unpack_decode_float)(const std::uint64_t* packed, std::uint64_t base,
+  void (*alp_unpack_decode_float)(const std::uint8_t* packed, std::uint64_t base,
                                   unsigned width, unsigned e, unsigned f, float* out);
 
   // Signed minimum and maximum of v[0..n). REQUIRES: n >= 1.
   void (*min_max)(const std::int64_t* v, std::size_t n, std::int64_t* min, std::int64_t* max);
+
+  // deltas[i] = v[i] - v[i - 1] (wrapping) for 1 <= i < n, and the signed range of those deltas.
+  // REQUIRES: n >= 2. deltas[0] is not written.
+  void (*delta_min_max)(const std::int64_t* v, std::size_t n, std::int64_t* deltas,
+                        std::int64_t* min, std::int64_t* max);
+
+  // ALP-RD split of n values: rights[i] = the low `right_bits` bits, indexes[i] = the position of
+  // the left part in dictionary[0 .. dictionary_size) (lowest match) or 0 when it is missing, in
+  // which case bit i of exceptions (ceil(n / 64) words, all overwritten) is set. Returns the
+  // number of exceptions. REQUIRES: 1 <= dictionary_size <= 8, right_bits < bits of T.
+  std::size_t (*alp_rd_split_double)(const double* in, std::size_t n, unsigned right_bits,
+                                     const std::uint16_t* dictionary, unsigned dictionary_size,
+                                     std::uint64_t* rights, std::uint64_t* indexes,
+                                     std::uint64_t* exceptions);
+  std::size_t (*alp_rd_split_float)(const float* in, std::size_t n, unsigned right_bits,
+                                    const std::uint16_t* dictionary, unsigned dictionary_size,
+                                    std::uint64_t* rights, std::uint64_t* indexes,
+                                    std::uint64_t* exceptions);
 };
 
 // The kernels of one level, or nullptr when that level was not compiled in or the CPU lacks it.

@@ -1,6 +1,8 @@
 // The scalar kernels: fixed-trip loops over caller buffers, the reference every vector level must
 // match bit for bit. Compiled with the baseline x86-64 flags.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 #include "codec/simd/kernels.h"
@@ -23,6 +25,9 @@ constexpr Kernels kScalar = {
     AlpUnpackDecodeDouble,
     AlpUnpackDecodeFloat,
     MinMax,
+    DeltaMinMax,
+    AlpRdSplit<double>,
+    AlpRdSplit<float>,
 };
 
 }  // namespace

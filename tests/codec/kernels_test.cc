@@ -2,12 +2,15 @@
 // the same bytes whichever level is active.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <memory>
 #include <random>
 
 #include "codec/alp_constants.h"
 #include "codec/codec.h"
 #include "codec/simd/kernels.h"
+#include "codec/simd/lane_ops.h"
 #include "codec_test_util.h"
 
 namespace ingot::codec {
@@ -37,22 +40,61 @@ TEST(KernelsTest, DetectionAndForcing) {
 TEST(KernelsTest, FforAgreesForEveryWidth) {
   const Kernels& scalar = simd::ScalarKernels();
   std::mt19937_64 rng(3);
-  alignas(64) std::uint64_t in[1024], packed_a[1024], packed_b[1024], out_a[1024], out_b[1024];
+  alignas(64) std::uint64_t in[1024], out_a[1024], out_b[1024];
+  // Packed blocks live inside encoded blocks: one byte off alignment on purpose.
+  std::vector<std::uint8_t> packed_a(8 * 1024 + 1), packed_b(8 * 1024 + 1);
   for (const Kernels* k : VectorLevels()) {
     for (unsigned width = 0; width <= 64; ++width) {
       const std::uint64_t base = rng();
       const std::uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
       for (auto& v : in) v = base + (rng() & mask);
-      std::memset(packed_a, 0, sizeof(packed_a));
-      std::memset(packed_b, 0, sizeof(packed_b));
-      scalar.ffor_pack_1024(in, base, width, packed_a);
-      k->ffor_pack_1024(in, base, width, packed_b);
-      ASSERT_EQ(std::memcmp(packed_a, packed_b, 16 * 8 * width), 0) << k->name << " w=" << width;
-      scalar.ffor_unpack_1024(packed_a, base, width, out_a);
-      k->ffor_unpack_1024(packed_a, base, width, out_b);
+      std::fill(packed_a.begin(), packed_a.end(), 0);
+      std::fill(packed_b.begin(), packed_b.end(), 0);
+      scalar.ffor_pack_1024(in, base, width, packed_a.data() + 1);
+      k->ffor_pack_1024(in, base, width, packed_b.data() + 1);
+      ASSERT_EQ(packed_a, packed_b) << k->name << " w=" << width;
+      scalar.ffor_unpack_1024(packed_a.data() + 1, base, width, out_a);
+      k->ffor_unpack_1024(packed_a.data() + 1, base, width, out_b);
       ASSERT_EQ(std::memcmp(in, out_a, sizeof(in)), 0) << "scalar w=" << width;
       ASSERT_EQ(std::memcmp(in, out_b, sizeof(in)), 0) << k->name << " w=" << width;
     }
+  }
+}
+
+// The fused scalar encode against the one-value reference: integers, exceptions and the range of
+// the good integers.
+template <typename T>
+void CheckAlpEncodeAgainstReference(const Kernels& k, const std::vector<T>& in, unsigned e,
+                                    unsigned f) {
+  std::vector<std::int64_t> ints(in.size());
+  std::vector<std::uint64_t> exceptions((in.size() + 63) / 64, ~0ull);
+  simd::AlpEncodeStats stats;
+  if constexpr (sizeof(T) == 8) {
+    stats = k.alp_encode_double(in.data(), in.size(), e, f, ints.data(), exceptions.data());
+  } else {
+    stats = k.alp_encode_float(in.data(), in.size(), e, f, ints.data(), exceptions.data());
+  }
+  std::size_t count = 0;
+  std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    std::int64_t ref;
+    const bool exc = simd::AlpEncodeOne(in[i], e, f, &ref);
+    ASSERT_EQ(exc, static_cast<bool>((exceptions[i / 64] >> (i % 64)) & 1)) << k.name << " " << i;
+    if (exc) {
+      ++count;
+      continue;
+    }
+    ASSERT_EQ(ints[i], ref) << k.name << " " << i;
+    lo = std::min(lo, ref);
+    hi = std::max(hi, ref);
+  }
+  if (in.size() % 64 != 0) {
+    EXPECT_EQ(exceptions.back() >> (in.size() % 64), 0u) << k.name << ": bits past n are clear";
+  }
+  ASSERT_EQ(stats.exceptions, count) << k.name;
+  if (count < in.size()) {
+    ASSERT_EQ(stats.lo, lo) << k.name;
+    ASSERT_EQ(stats.hi, hi) << k.name;
   }
 }
 
@@ -67,7 +109,9 @@ void CheckAlpKernels(const Kernels& scalar, const Kernels& k) {
     in = testing::MakePattern<T>(p, 1023, 9);
     for (unsigned e = 0; e <= AlpConstants<T>::kMaxExponent; e += 1) {
       for (unsigned f = 0; f <= e; f += 3) {
-        std::size_t ca, cb;
+        CheckAlpEncodeAgainstReference(scalar, in, e, f);
+        CheckAlpEncodeAgainstReference(k, in, e, f);
+        simd::AlpEncodeStats ca, cb;
         if constexpr (sizeof(T) == 8) {
           ca = scalar.alp_encode_double(in.data(), in.size(), e, f, ints_a.data(), exc_a);
           cb = k.alp_encode_double(in.data(), in.size(), e, f, ints_b.data(), exc_b);
@@ -75,7 +119,9 @@ void CheckAlpKernels(const Kernels& scalar, const Kernels& k) {
           ca = scalar.alp_encode_float(in.data(), in.size(), e, f, ints_a.data(), exc_a);
           cb = k.alp_encode_float(in.data(), in.size(), e, f, ints_b.data(), exc_b);
         }
-        ASSERT_EQ(ca, cb) << k.name << " e=" << e << " f=" << f;
+        ASSERT_EQ(ca.exceptions, cb.exceptions) << k.name << " e=" << e << " f=" << f;
+        ASSERT_EQ(ca.lo, cb.lo) << k.name << " e=" << e << " f=" << f;
+        ASSERT_EQ(ca.hi, cb.hi) << k.name << " e=" << e << " f=" << f;
         ASSERT_EQ(std::memcmp(exc_a, exc_b, 16 * 8), 0) << k.name;
         for (std::size_t i = 0; i < in.size(); ++i) {
           if (!((exc_a[i / 64] >> (i % 64)) & 1)) {
@@ -98,10 +144,12 @@ void CheckAlpKernels(const Kernels& scalar, const Kernels& k) {
     }
     ASSERT_EQ(std::memcmp(out_a.data(), out_b.data(), 1021 * sizeof(T)), 0) << k.name << " e=" << e;
   }
-  alignas(64) std::uint64_t packed[1024];
-  for (unsigned width : {0u, 1u, 7u, 20u, 33u, 52u, 64u}) {
-    for (auto& w : packed) w = rng();
-    const std::uint64_t base = rng() >> 20;
+  std::vector<std::uint8_t> bytes(8 * 1024 + 3);
+  const std::uint8_t* packed = bytes.data() + 3;  // unaligned, as inside a block
+  for (unsigned width : {0u, 1u, 7u, 20u, 22u, 24u, 25u, 33u, 52u, 64u}) {
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+    // Small bases keep float integers around +-2^24, the edge of the exact conversion.
+    const std::uint64_t base = sizeof(T) == 8 ? rng() >> 20 : (0ull - (1ull << 24)) + (rng() % 64);
     if constexpr (sizeof(T) == 8) {
       scalar.alp_unpack_decode_double(packed, base, width, 14, 2, out_a.data());
       k.alp_unpack_decode_double(packed, base, width, 14, 2, out_b.data());
@@ -136,27 +184,116 @@ TEST(KernelsTest, MinMaxAgrees) {
   }
 }
 
-TEST(KernelsTest, CodecBytesIdenticalAtEveryLevel) {
+TEST(KernelsTest, DeltaMinMaxAgrees) {
+  std::mt19937_64 rng(9);
+  std::vector<std::int64_t> v(1024), da(1024), db(1024);
+  for (auto& x : v) x = static_cast<std::int64_t>(rng() >> (rng() % 64));
+  for (const Kernels* k : VectorLevels()) {
+    for (std::size_t n : {2, 3, 9, 100, 1024}) {
+      std::int64_t a_lo, a_hi, b_lo, b_hi;
+      simd::ScalarKernels().delta_min_max(v.data(), n, da.data(), &a_lo, &a_hi);
+      k->delta_min_max(v.data(), n, db.data(), &b_lo, &b_hi);
+      EXPECT_EQ(a_lo, b_lo);
+      EXPECT_EQ(a_hi, b_hi);
+      for (std::size_t i = 1; i < n; ++i) ASSERT_EQ(da[i], db[i]) << k->name << " " << i;
+      EXPECT_EQ(da[1], static_cast<std::int64_t>(static_cast<std::uint64_t>(v[1]) -
+                                                 static_cast<std::uint64_t>(v[0])));
+    }
+  }
+}
+
+template <typename T>
+void CheckAlpRdSplit(const Kernels& k) {
+  using Bits = typename AlpConstants<T>::Bits;
+  std::mt19937_64 rng(10);
+  const std::uint16_t dictionary[8] = {3, 7, 1, 0, 12, 9, 15, 2};
+  std::vector<T> in(1000);
+  const unsigned right_bits = sizeof(T) * 8 - 4;
+  for (auto& v : in) v = std::bit_cast<T>(static_cast<Bits>(rng()));
+  std::vector<std::uint64_t> ra(1024), rb(1024), ia(1024), ib(1024), ea(16), eb(16);
+  for (unsigned size : {1u, 3u, 8u}) {
+    std::size_t a, b;
+    if constexpr (sizeof(T) == 8) {
+      a = simd::ScalarKernels().alp_rd_split_double(in.data(), in.size(), right_bits, dictionary,
+                                                    size, ra.data(), ia.data(), ea.data());
+      b = k.alp_rd_split_double(in.data(), in.size(), right_bits, dictionary, size, rb.data(),
+                                ib.data(), eb.data());
+    } else {
+      a = simd::ScalarKernels().alp_rd_split_float(in.data(), in.size(), right_bits, dictionary,
+                                                   size, ra.data(), ia.data(), ea.data());
+      b = k.alp_rd_split_float(in.data(), in.size(), right_bits, dictionary, size, rb.data(),
+                               ib.data(), eb.data());
+    }
+    ASSERT_EQ(a, b) << k.name;
+    std::size_t expected = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const auto bits = std::bit_cast<Bits>(in[i]);
+      const auto left = static_cast<std::uint16_t>(bits >> right_bits);
+      std::size_t index = size;
+      for (std::size_t d = size; d-- > 0;) index = dictionary[d] == left ? d : index;
+      const bool exc = index == size;
+      expected += exc;
+      ASSERT_EQ(exc, static_cast<bool>((ea[i / 64] >> (i % 64)) & 1)) << i;
+      ASSERT_EQ(ra[i], bits & ((Bits{1} << right_bits) - 1)) << i;
+      ASSERT_EQ(ia[i], exc ? 0 : index) << i;
+      ASSERT_EQ(rb[i], ra[i]) << k.name << " " << i;
+      ASSERT_EQ(ib[i], ia[i]) << k.name << " " << i;
+    }
+    ASSERT_EQ(a, expected);
+    ASSERT_EQ(ea, eb) << k.name;
+  }
+}
+
+TEST(KernelsTest, AlpRdSplitAgrees) {
+  CheckAlpRdSplit<double>(simd::ScalarKernels());
+  CheckAlpRdSplit<float>(simd::ScalarKernels());
+  for (const Kernels* k : VectorLevels()) {
+    CheckAlpRdSplit<double>(*k);
+    CheckAlpRdSplit<float>(*k);
+  }
+}
+
+template <typename T>
+void CheckCodecBytesIdentical() {
   auto ws = std::make_unique<Workspace>();
   const IsaLevel detected = simd::DetectIsa();
   for (testing::Pattern p : testing::kAllPatterns) {
-    for (std::size_t n : {1024, 500}) {
-      const auto v = testing::MakePattern<double>(p, n, 4);
-      std::vector<std::uint8_t> reference;
-      for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-        if (!simd::ForceIsa(l)) continue;
-        SeriesHint hint;
-        std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(n, 8));
-        buf.resize(EncodeDoubles(v, hint, *ws, buf).bytes);
-        if (reference.empty()) reference = buf;
-        EXPECT_EQ(buf, reference) << testing::PatternName(p) << " at " << simd::IsaName(l);
-        std::vector<double> back(n);
-        ASSERT_TRUE(DecodeDoubles(reference, back, *ws).ok());
-        EXPECT_TRUE(testing::BitEqual(v, back));
+    // Several blocks of one series, so the remembered-encoding path runs too; then a short block.
+    const auto v = testing::MakePattern<T>(p, 4 * 1024 + 500, 4);
+    std::vector<std::vector<std::uint8_t>> reference;
+    for (IsaLevel l : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+      if (!simd::ForceIsa(l)) continue;
+      SeriesHint hint;
+      std::vector<std::vector<std::uint8_t>> blocks;
+      for (std::size_t start = 0; start < v.size(); start += 1024) {
+        const std::size_t n = std::min<std::size_t>(1024, v.size() - start);
+        const std::span<const T> in(v.data() + start, n);
+        std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(n, sizeof(T)));
+        if constexpr (sizeof(T) == 8) {
+          buf.resize(EncodeDoubles(in, hint, *ws, buf).bytes);
+        } else {
+          buf.resize(EncodeFloats(in, hint, *ws, buf).bytes);
+        }
+        std::vector<T> back(n);
+        if constexpr (sizeof(T) == 8) {
+          ASSERT_TRUE(DecodeDoubles(buf, back, *ws).ok());
+        } else {
+          ASSERT_TRUE(DecodeFloats(buf, back, *ws).ok());
+        }
+        EXPECT_TRUE(testing::BitEqual(std::vector<T>(in.begin(), in.end()), back))
+            << testing::PatternName(p) << " at " << simd::IsaName(l);
+        blocks.push_back(std::move(buf));
       }
+      if (reference.empty()) reference = blocks;
+      EXPECT_EQ(blocks, reference) << testing::PatternName(p) << " at " << simd::IsaName(l);
     }
   }
   simd::ForceIsa(detected);
+}
+
+TEST(KernelsTest, CodecBytesIdenticalAtEveryLevel) {
+  CheckCodecBytesIdentical<double>();
+  CheckCodecBytesIdentical<float>();
 }
 
 }  // namespace
