@@ -44,45 +44,28 @@ std::size_t CollectExceptions(Workspace& ws, std::size_t n) {
 }
 
 // A few far-away integers widen every value's slot; storing them as exceptions instead can be
-// cheaper. Picks the width that minimizes packed bits plus exception bits, keeping the window at
-// the low or the high end, and marks the values outside it. Returns true when it marked any.
+// cheaper. The window (anchored at the low or the high end of the range) is chosen from a strided
+// sample of the block's bit widths, and only its exact cost is counted over every value, in a
+// loop without branches: a full histogram of every value's width cost more than the whole ALP
+// encode. Marks the values outside the window and returns true when that saves at least half a
+// bit per value.
 template <typename T>
 bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t hi,
-                   unsigned width, std::size_t exception_count) {
-  // Quick look first: if many values need the top bit from either end, no window helps. A strided
-  // sample answers that for most blocks (outliers are rare, so a sample full of top-half values
-  // means a block full of them); only a sample that leaves room for outliers looks at every value.
-  const std::uint64_t half = 1ull << (width - 1);
-  {
-    constexpr std::size_t kStride = 16;
-    std::size_t sample_low = 0;
-    std::size_t sample_high = 0;
-    for (std::size_t i = 0; i < n; i += kStride) {
-      const auto v = static_cast<std::uint64_t>(ws.ints[i]);
-      sample_low += (v - static_cast<std::uint64_t>(lo)) >= half;
-      sample_high += (static_cast<std::uint64_t>(hi) - v) >= half;
-    }
-    const std::size_t sampled = (n + kStride - 1) / kStride;
-    if (std::min(sample_low, sample_high) * 8 * (2 + sizeof(T)) >= 4 * sampled) return false;
-  }
-  std::size_t top_low = 0;
-  std::size_t top_high = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto v = static_cast<std::uint64_t>(ws.ints[i]);
-    top_low += (v - static_cast<std::uint64_t>(lo)) >= half;
-    top_high += (static_cast<std::uint64_t>(hi) - v) >= half;
-  }
-  if (std::min(top_low, top_high) * 8 * (2 + sizeof(T)) >= 2 * n) return false;
+                   unsigned width) {
+  constexpr std::size_t kStride = 8;
+  constexpr std::size_t kExceptionBits = 8 * (2 + sizeof(T));
+  const auto ulo = static_cast<std::uint64_t>(lo);
+  const auto uhi = static_cast<std::uint64_t>(hi);
   std::uint16_t from_low[65] = {};
   std::uint16_t from_high[65] = {};
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t sampled = 0;
+  for (std::size_t i = 0; i < n; i += kStride) {
     const auto v = static_cast<std::uint64_t>(ws.ints[i]);
-    ++from_low[BitWidth(v - static_cast<std::uint64_t>(lo))];
-    ++from_high[BitWidth(static_cast<std::uint64_t>(hi) - v)];
+    ++from_low[BitWidth(v - ulo)];
+    ++from_high[BitWidth(uhi - v)];
+    ++sampled;
   }
-  constexpr std::size_t kExceptionBits = 8 * (2 + sizeof(T));
-  const std::size_t current = n * width;
-  std::size_t best = current;
+  std::size_t best = sampled * width;
   unsigned best_width = width;
   bool best_low = true;
   std::size_t outside_low = 0;
@@ -90,9 +73,8 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   for (unsigned w = width; w-- > 0;) {
     outside_low += from_low[w + 1];
     outside_high += from_high[w + 1];
-    // Slots of exceptions already present do not count: they hold a neighbour's value.
-    const std::size_t cost_low = n * w + outside_low * kExceptionBits;
-    const std::size_t cost_high = n * w + outside_high * kExceptionBits;
+    const std::size_t cost_low = sampled * w + outside_low * kExceptionBits;
+    const std::size_t cost_high = sampled * w + outside_high * kExceptionBits;
     if (cost_low < best) {
       best = cost_low;
       best_width = w;
@@ -104,20 +86,28 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
       best_low = false;
     }
   }
-  // Worth it only for a clear gain (half a bit per value).
-  (void)exception_count;
-  if (best + n / 2 >= current) return false;
-  const std::uint64_t limit = best_width >= 64 ? ~0ull : (1ull << best_width) - 1;
-  bool marked = false;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto v = static_cast<std::uint64_t>(ws.ints[i]);
-    const std::uint64_t offset = best_low ? v - static_cast<std::uint64_t>(lo)
-                                          : static_cast<std::uint64_t>(hi) - v;
-    const bool out = offset > limit;
-    ws.exception_bitmap[i / 64] |= static_cast<std::uint64_t>(out) << (i % 64);
-    marked |= out;
+  if (best_width == width) return false;
+  // The sample may have missed a few values just outside its window: count the chosen width and
+  // the next one exactly over the whole block and keep the cheaper.
+  std::uint64_t narrow[Workspace::kLanes / 64];
+  std::uint64_t wider_bits[Workspace::kLanes / 64];
+  const std::uint64_t anchor = best_low ? ulo : uhi;
+  const std::uint64_t sign = best_low ? 0 : ~0ull;
+  simd::ActiveKernels().outside_window(ws.ints, n, anchor, sign, best_width, narrow, wider_bits);
+  const std::size_t words = (n + 63) / 64;
+  std::size_t out = 0;
+  std::size_t out_wider = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    out += static_cast<std::size_t>(std::popcount(narrow[w]));
+    out_wider += static_cast<std::size_t>(std::popcount(wider_bits[w]));
   }
-  return marked;
+  const std::size_t current = n * width;
+  const std::size_t cost = n * best_width + out * kExceptionBits;
+  const std::size_t cost_wider = n * (best_width + 1) + out_wider * kExceptionBits;
+  const bool wider = cost_wider < cost && best_width + 1 < width;
+  if ((wider ? cost_wider : cost) + n / 2 >= current) return false;
+  for (std::size_t w = 0; w < words; ++w) ws.exception_bitmap[w] |= wider ? wider_bits[w] : narrow[w];
+  return true;
 }
 
 }  // namespace
@@ -145,7 +135,7 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
   unsigned plain_width =
       BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
   if (plain_width >= kOutlierMinWidth &&
-      PruneOutliers<T>(ws, n, lo, hi, plain_width, exception_count)) {
+      PruneOutliers<T>(ws, n, lo, hi, plain_width)) {
     exception_count = CollectExceptions(ws, n);
     kernels.min_max(ws.ints, n, &lo, &hi);
     plain_width = BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
@@ -331,11 +321,6 @@ namespace {
 
 constexpr std::size_t kGorillaWindow = 64;
 
-struct Estimate {
-  FloatEncoding encoding;
-  std::size_t bytes;
-};
-
 // Exact encode of one candidate into `out`; 0 when it does not fit.
 template <typename T>
 std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
@@ -378,68 +363,58 @@ std::size_t EstimateGorilla(std::span<const T> window_values, std::size_t n) {
          (gorilla_window - kBlockHeaderBytes - sizeof(T)) * n / window;
 }
 
-// `known`/`known_bytes`: a block already written into `out` with that encoding (known_bytes 0
-// when none); it is kept without a second encode when the estimates still favour it.
+// Compares the candidates and leaves the smallest block in `out`. ALP is always written: one pass
+// over the block gives its exact size (plain or delta, exceptions and outliers included), which no
+// sample estimate matches. Gorilla and ALP-RD are judged by an estimate over a window of
+// neighbours and written (into scratch, then copied when smaller) only when the estimate comes
+// close to the best exact size so far, so the comparison costs at most one extra encode and
+// usually none. `known`/`known_bytes`: a block already written into `out` with that encoding
+// (known_bytes 0 when none); it is not encoded again.
 template <typename T>
 EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                              std::span<std::uint8_t> out, FloatEncoding known,
                              std::size_t known_bytes) {
   const std::size_t n = values.size();
   const std::size_t raw_bytes = kBlockHeaderBytes + n * sizeof(T);
-  // Estimates: ALP from its 32-value search sample, Gorilla and ALP-RD from a dry run over a
-  // contiguous window (XORs of neighbours need neighbours).
+  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
   const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+  AlpRdPlan rd;
+  FloatEncoding written = known;
+  std::size_t bytes = known_bytes;
+  // Writes `encoding` and keeps it when it is smaller than what `out` holds.
+  auto consider = [&](FloatEncoding encoding) {
+    const bool out_free = bytes == 0;
+    const std::span<std::uint8_t> target =
+        out_free ? bounded : std::span<std::uint8_t>(ws.bytes, std::min(raw_bytes, bytes));
+    FloatEncoding candidate;
+    const std::size_t candidate_bytes =
+        EncodeCandidate(encoding, values, alp, rd, ws, target, &candidate);
+    if (candidate_bytes == 0 || (!out_free && candidate_bytes >= bytes)) return;
+    if (!out_free) std::memcpy(out.data(), ws.bytes, candidate_bytes);
+    bytes = candidate_bytes;
+    written = candidate;
+  };
+  if (!(known_bytes != 0 && IsAlpFamily(known))) consider(FloatEncoding::kAlp);
   const std::size_t window = std::min(n, kGorillaWindow);
   const auto window_values = values.subspan((n - window) / 2, window);
-  Estimate estimates[4];
-  int candidates = 0;
-  estimates[candidates++] = {
-      FloatEncoding::kAlp,
-      kAlpHeaderBytes + static_cast<std::size_t>(alp.sample_bits_per_value * n / 8)};
-  estimates[candidates++] = {FloatEncoding::kGorilla, EstimateGorilla(window_values, n)};
-  AlpRdPlan rd;
+  auto close_to_best = [&](std::size_t estimate) {
+    return bytes == 0 || estimate < bytes + bytes / 6;
+  };
+  if (known != FloatEncoding::kGorilla || known_bytes == 0) {
+    if (close_to_best(EstimateGorilla(window_values, n))) consider(FloatEncoding::kGorilla);
+  }
   // ALP-RD only pays when ALP cannot turn most values into narrow integers.
-  if (estimates[0].bytes * 2 > raw_bytes) {
+  if ((bytes == 0 || bytes * 2 > raw_bytes) &&
+      (known != FloatEncoding::kAlpRd || known_bytes == 0)) {
     rd = AnalyzeAlpRd(values);
     const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd.dictionary_size;
     const std::size_t rd_window = EncodeAlpRd<T, true>(window_values, rd, ws, {});
-    estimates[candidates++] = {FloatEncoding::kAlpRd, fixed + (rd_window - fixed) * n / window};
+    if (close_to_best(fixed + (rd_window - fixed) * n / window)) consider(FloatEncoding::kAlpRd);
   }
-  estimates[candidates++] = {FloatEncoding::kRaw, raw_bytes};
-  std::stable_sort(estimates, estimates + candidates,
-                   [](const Estimate& a, const Estimate& b) { return a.bytes < b.bytes; });
-
-  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
-  FloatEncoding written = known;
-  std::size_t bytes = known_bytes;
-  const bool keep_known = known_bytes != 0 && (known == estimates[0].encoding ||
-                                              (IsAlpFamily(known) && IsAlpFamily(estimates[0].encoding)));
-  if (!keep_known) {
-    bytes = EncodeCandidate(estimates[0].encoding, values, alp, rd, ws, bounded, &written);
-  }
-  if (bytes == 0) {
-    bytes = raw_bytes;
+  if (bytes == 0 || bytes >= raw_bytes || written == FloatEncoding::kRaw) {
+    bytes = EncodeRaw(values, out);
     written = FloatEncoding::kRaw;
   }
-  // When the runner-up's estimate is close to what the winner really took, settle it exactly. The
-  // sample estimates are loose (ALP's ignores delta coding and outliers, the windows see 64
-  // values), so the margins are wide; this runs once per kRecheckIntervalBlocks blocks of a
-  // series, so the second encode is amortized.
-  const Estimate& second = estimates[1];
-  const std::size_t margin = second.encoding == FloatEncoding::kAlp ? bytes / 3 : bytes / 6;
-  if (second.encoding != FloatEncoding::kRaw && second.bytes < bytes + margin &&
-      !(IsAlpFamily(second.encoding) && IsAlpFamily(written)) && second.encoding != written) {
-    FloatEncoding second_written;
-    const std::span<std::uint8_t> scratch(ws.bytes, std::min(raw_bytes, bytes));
-    const std::size_t second_bytes =
-        EncodeCandidate(second.encoding, values, alp, rd, ws, scratch, &second_written);
-    if (second_bytes != 0 && second_bytes < bytes) {
-      std::memcpy(out.data(), ws.bytes, second_bytes);
-      bytes = second_bytes;
-      written = second_written;
-    }
-  }
-  if (written == FloatEncoding::kRaw) bytes = EncodeRaw(values, out);
   if (written == FloatEncoding::kAlpRd) hint.rd_right_bits = rd.right_bits;
   hint.last_bytes = static_cast<std::uint16_t>(n == kBlockCapacity ? bytes : 0);
   hint.blocks_since_choice = 0;

@@ -116,6 +116,16 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
     } else {
       kernels.alp_unpack_decode_float(packed, base, width, exponent, factor, out.data());
     }
+  } else if (n == simd::kFullBlock) {
+    // Delta blocks: unFFOR, running sum and multiply fused the same way.
+    const auto first = LoadLe<std::uint64_t>(src.data() + kAlpHeaderBytes);
+    if constexpr (sizeof(T) == 8) {
+      kernels.alp_delta_unpack_decode_double(packed, base, width, first, exponent, factor,
+                                             out.data());
+    } else {
+      kernels.alp_delta_unpack_decode_float(packed, base, width, first, exponent, factor,
+                                            out.data());
+    }
   } else {
     std::uint64_t* __restrict ints = ws.bits;
     UnpackInts(packed, n, base, width, ws.packed, ints);

@@ -76,6 +76,24 @@ struct Kernels {
   void (*alp_unpack_decode_float)(const std::uint8_t* packed, std::uint64_t base,
                                   unsigned width, unsigned e, unsigned f, float* out);
 
+  // Fused unFFOR + prefix sum + ALP decode of a full delta-coded block: the integers are
+  // `first`, then first plus the running (wrapping) sum of unpacked values 1, 2, ...; unpacked
+  // value 0 is a placeholder and ignored.
+  void (*alp_delta_unpack_decode_double)(const std::uint8_t* packed, std::uint64_t base,
+                                         unsigned width, std::uint64_t first, unsigned e,
+                                         unsigned f, double* out);
+  void (*alp_delta_unpack_decode_float)(const std::uint8_t* packed, std::uint64_t base,
+                                        unsigned width, std::uint64_t first, unsigned e,
+                                        unsigned f, float* out);
+
+  // The values outside a window of integers: with offset = (v[i] - anchor) when sign == 0 and
+  // (anchor - v[i]) when sign == ~0, bit i of narrow is set where offset >> width != 0 and bit i
+  // of wider where offset >> (width + 1) != 0 (ceil(n / 64) words each, all overwritten).
+  // REQUIRES: width < 64.
+  void (*outside_window)(const std::int64_t* v, std::size_t n, std::uint64_t anchor,
+                         std::uint64_t sign, unsigned width, std::uint64_t* narrow,
+                         std::uint64_t* wider);
+
   // Signed minimum and maximum of v[0..n). REQUIRES: n >= 1.
   void (*min_max)(const std::int64_t* v, std::size_t n, std::int64_t* min, std::int64_t* max);
 

@@ -169,6 +169,109 @@ TEST(KernelsTest, AlpKernelsAgree) {
   }
 }
 
+// The native float path covers blocks whose integers stay inside +-2^22; its edges must agree too.
+TEST(KernelsTest, FloatUnpackDecodeAgreesNearTheFastPathEdge) {
+  std::mt19937_64 rng(21);
+  std::vector<std::uint8_t> bytes(8 * 1024 + 5);
+  const std::uint8_t* packed = bytes.data() + 5;
+  std::vector<float> out_a(1024), out_b(1024);
+  for (const Kernels* k : VectorLevels()) {
+    for (unsigned width : {0u, 1u, 9u, 16u, 21u, 22u, 23u}) {
+      const std::int64_t limit = 4194304;
+      const std::int64_t span = static_cast<std::int64_t>(simd::WidthMask(width));
+      for (std::int64_t base : {std::int64_t{0}, -limit + 1, limit - span - 1, limit - span,
+                                -limit, std::int64_t{-1000}}) {
+        for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+        for (unsigned e : {0u, 3u, 10u}) {
+          simd::ScalarKernels().alp_unpack_decode_float(packed, static_cast<std::uint64_t>(base),
+                                                        width, e, e / 2, out_a.data());
+          k->alp_unpack_decode_float(packed, static_cast<std::uint64_t>(base), width, e, e / 2,
+                                     out_b.data());
+          ASSERT_EQ(std::memcmp(out_a.data(), out_b.data(), 1024 * sizeof(float)), 0)
+              << k->name << " width " << width << " base " << base << " e " << e;
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void CheckDeltaUnpackDecode(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint8_t> bytes(8 * 1024 + 3);
+  const std::uint8_t* packed = bytes.data() + 3;
+  std::vector<std::uint64_t> ints(1024);
+  std::vector<T> expected(1024), out_a(1024), out_b(1024);
+  const Kernels& scalar = simd::ScalarKernels();
+  for (unsigned width : {0u, 1u, 5u, 13u, 31u, 47u, 64u}) {
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
+    const std::uint64_t base = width == 0 ? 3 : 0ull - (1ull << (width - 1) % 64);
+    const std::uint64_t first = rng() >> 44;
+    const unsigned e = sizeof(T) == 8 ? 14 : 6;
+    const unsigned f = 3;
+    // The reference: unpack, running sum from `first`, one value at a time.
+    scalar.ffor_unpack_1024(packed, base, width, ints.data());
+    std::uint64_t acc = first;
+    for (std::size_t i = 0; i < 1024; ++i) {
+      if (i > 0) acc += ints[i];
+      if constexpr (sizeof(T) == 8) {
+        expected[i] = simd::AlpDecodeOneDouble(acc, e, f);
+      } else {
+        expected[i] = simd::AlpDecodeOneFloat(acc, e, f);
+      }
+    }
+    if constexpr (sizeof(T) == 8) {
+      scalar.alp_delta_unpack_decode_double(packed, base, width, first, e, f, out_a.data());
+    } else {
+      scalar.alp_delta_unpack_decode_float(packed, base, width, first, e, f, out_a.data());
+    }
+    ASSERT_EQ(std::memcmp(out_a.data(), expected.data(), 1024 * sizeof(T)), 0) << width;
+    for (const Kernels* k : VectorLevels()) {
+      if constexpr (sizeof(T) == 8) {
+        k->alp_delta_unpack_decode_double(packed, base, width, first, e, f, out_b.data());
+      } else {
+        k->alp_delta_unpack_decode_float(packed, base, width, first, e, f, out_b.data());
+      }
+      ASSERT_EQ(std::memcmp(out_b.data(), expected.data(), 1024 * sizeof(T)), 0)
+          << k->name << " width " << width;
+    }
+  }
+}
+
+TEST(KernelsTest, DeltaUnpackDecodeAgrees) {
+  CheckDeltaUnpackDecode<double>(22);
+  CheckDeltaUnpackDecode<float>(23);
+}
+
+TEST(KernelsTest, OutsideWindowAgrees) {
+  std::mt19937_64 rng(24);
+  std::vector<std::int64_t> v(1024);
+  for (auto& x : v) x = static_cast<std::int64_t>(rng() % 5000) - 2500;
+  v[7] = INT64_MIN;
+  v[500] = INT64_MAX;
+  std::uint64_t na[16], wa[16], nb[16], wb[16];
+  for (std::size_t n : {1u, 63u, 64u, 100u, 1024u}) {
+    for (unsigned width : {0u, 5u, 11u, 12u, 63u}) {
+      for (std::uint64_t sign : {0ull, ~0ull}) {
+        const std::uint64_t anchor = sign == 0 ? static_cast<std::uint64_t>(-2500) : 2499;
+        simd::ScalarKernels().outside_window(v.data(), n, anchor, sign, width, na, wa);
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint64_t offset = sign == 0 ? static_cast<std::uint64_t>(v[i]) - anchor
+                                                 : anchor - static_cast<std::uint64_t>(v[i]);
+          ASSERT_EQ((na[i / 64] >> (i % 64)) & 1, (offset >> width) != 0 ? 1u : 0u) << i;
+          ASSERT_EQ((wa[i / 64] >> (i % 64)) & 1,
+                    width + 1 < 64 && (offset >> (width + 1)) != 0 ? 1u : 0u) << i;
+        }
+        for (const Kernels* k : VectorLevels()) {
+          k->outside_window(v.data(), n, anchor, sign, width, nb, wb);
+          ASSERT_EQ(std::memcmp(na, nb, 8 * ((n + 63) / 64)), 0) << k->name << " n " << n;
+          ASSERT_EQ(std::memcmp(wa, wb, 8 * ((n + 63) / 64)), 0) << k->name << " n " << n;
+        }
+      }
+    }
+  }
+}
+
 TEST(KernelsTest, MinMaxAgrees) {
   std::mt19937_64 rng(8);
   std::vector<std::int64_t> v(1024);
