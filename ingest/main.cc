@@ -23,6 +23,7 @@
 #include "ingest/tcp_server.h"
 #include "ingest/write_handler.h"
 #include "query/http_server.h"
+#include "query/query_routes.h"
 
 #ifdef INGOT_HAVE_PROFILER
 #include <gperftools/profiler.h>
@@ -142,15 +143,7 @@ int Run(int argc, char** argv) {
                                      options.ingest);
 
   HttpRouter router;
-  router.Add(http::verb::get, "/health", [](const HttpRequest&, HttpReply& reply) {
-    SetReply(reply, http::status::ok, "application/json", "{\"status\":\"ok\"}\n");
-  });
-  router.Add(http::verb::get, "/metrics", [](const HttpRequest&, HttpReply& reply) {
-    std::string body;
-    MetricsRegistry::Default().RenderPrometheus(&body);
-    SetReply(reply, http::status::ok, "text/plain; version=0.0.4", std::move(body));
-  });
-
+  RegisterQueryRoutes(router, *storage, options.query);
   RegisterWriteRoute(router, write_handler);
   TcpServer tcp(options.ingest, [&](const ConnectionInfo& connection) {
     return std::make_unique<ingest::LineIngester>(

@@ -1,0 +1,659 @@
+#include "query/query_routes.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "chunk/storage_metrics.h"
+#include "config/clock.h"
+#include "config/metrics.h"
+#include "query/evaluator.h"
+#include "query/export_writer.h"
+#include "query/expr.h"
+#include "query/series_catalog.h"
+#include "query/series_reader.h"
+#include "query/text_format.h"
+
+#ifdef INGOT_HAVE_PROFILER
+#include <gperftools/profiler.h>
+#endif
+
+#ifndef INGOT_VERSION
+#define INGOT_VERSION "0.0.0"
+#endif
+
+namespace ingot {
+namespace {
+
+constexpr std::int64_t kMinTs = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
+// Prometheus refuses range queries with more steps than this per series.
+constexpr std::int64_t kMaxStepsPerSeries = 11000;
+constexpr std::size_t kResultPieceBytes = 1 << 20;
+
+enum class Endpoint { kExport, kQuery, kQueryRange, kSeries, kLabels, kLabelValues, kCount };
+constexpr const char* kEndpointNames[] = {"export", "query", "query_range", "series", "labels",
+                                          "label_values"};
+
+struct QueryMetrics {
+  Counter* queries[static_cast<int>(Endpoint::kCount)];
+  Counter* errors;
+  Counter* rejected;
+  Counter* points;
+  Histogram* seconds;
+};
+
+QueryMetrics& QueryCounters() {
+  static QueryMetrics m = [] {
+    QueryMetrics q;
+    MetricsRegistry& r = MetricsRegistry::Default();
+    for (int i = 0; i < static_cast<int>(Endpoint::kCount); ++i) {
+      q.queries[i] = &r.AddCounter("ingot_queries_total", "Query requests by endpoint.",
+                                   std::string("endpoint=\"") + kEndpointNames[i] + "\"");
+    }
+    q.errors = &r.AddCounter("ingot_query_errors_total", "Query requests answered with an error.");
+    q.rejected = &r.AddCounter("ingot_queries_rejected_total",
+                               "Query requests refused because query.max_concurrent were running.");
+    q.points = &r.AddCounter("ingot_query_points_returned_total",
+                             "Points written by the export endpoint.");
+    q.seconds = &r.AddHistogram("ingot_query_duration_seconds",
+                                "Query latency until the last byte of the body was produced.",
+                                ExponentialBuckets(0.0005, 2, 16));
+    return q;
+  }();
+  return m;
+}
+
+void ErrorReply(HttpReply& reply, http::status status, std::string_view type,
+                std::string_view message) {
+  std::string body = "{\"status\":\"error\",\"errorType\":";
+  AppendJsonString(type, &body);
+  body += ",\"error\":";
+  AppendJsonString(message, &body);
+  body += "}\n";
+  reply.stream = nullptr;
+  SetReply(reply, status, "application/json", std::move(body));
+}
+
+void BadParam(HttpReply& reply, std::string_view name, std::string_view detail) {
+  ErrorReply(reply, http::status::bad_request, "bad_data",
+             "invalid parameter \"" + std::string(name) + "\": " + std::string(detail));
+}
+
+// Maps an evaluation or storage error to the Prometheus error shape.
+void StatusReply(HttpReply& reply, const Status& st) {
+  if (st.IsInvalidArgument()) {
+    ErrorReply(reply, http::status::bad_request, "bad_data", st.message());
+  } else if (st.IsBusy()) {
+    ErrorReply(reply, http::status::unprocessable_entity, "execution", st.message());
+  } else {
+    ErrorReply(reply, http::status::internal_server_error, "internal", st.ToString());
+  }
+}
+
+class Params {
+ public:
+  explicit Params(const HttpRequest& request) : params_(ParseQueryParams(request)) {}
+
+  const std::string* Get(std::string_view name) const {
+    const std::string* found = nullptr;
+    for (const auto& [k, v] : params_) {
+      if (k == name) found = &v;  // the last one wins, as in Go's url.Values.Get... of forms
+    }
+    return found;
+  }
+  std::vector<std::string> All(std::string_view name) const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : params_) {
+      if (k == name) out.push_back(v);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> params_;
+};
+
+// Reads time parameter `name` (or `fallback` when absent). False after filling a 400.
+bool TimeParam(const Params& params, std::string_view name, std::optional<std::int64_t> fallback,
+               std::int64_t* ns, HttpReply& reply) {
+  const std::string* text = params.Get(name);
+  if (text == nullptr || text->empty()) {
+    if (fallback) {
+      *ns = *fallback;
+      return true;
+    }
+    BadParam(reply, name, "missing");
+    return false;
+  }
+  Status st = ParseTimeNs(*text, ns);
+  if (!st.ok()) {
+    BadParam(reply, name, st.message());
+    return false;
+  }
+  return true;
+}
+
+class QueryApi;
+
+// Holds a query slot until the response body is complete.
+class InFlight {
+ public:
+  InFlight(QueryApi& api, Endpoint endpoint);
+  ~InFlight();
+
+ private:
+  QueryApi& api_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+class QueryApi : public std::enable_shared_from_this<QueryApi> {
+ public:
+  QueryApi(Storage& storage, const QueryOptions& options)
+      : storage_(storage), options_(options), catalog_(storage.index()) {}
+
+  // Wraps a handler with the concurrency cap and the query metrics.
+  HttpHandler Limited(Endpoint endpoint,
+                      void (QueryApi::*method)(const HttpRequest&, HttpReply&)) {
+    std::shared_ptr<QueryApi> self = shared_from_this();
+    return [self, endpoint, method](const HttpRequest& request, HttpReply& reply) {
+      std::shared_ptr<InFlight> slot = self->Admit(endpoint, reply);
+      if (!slot) return;
+      ((*self).*method)(request, reply);
+      const auto status = static_cast<unsigned>(reply.response.result());
+      if (status >= 400) QueryCounters().errors->Add();
+      if (reply.stream) {
+        reply.stream = [slot, inner = std::move(reply.stream)](std::string* chunk) {
+          return inner(chunk);
+        };
+      }
+    };
+  }
+
+  std::shared_ptr<InFlight> Admit(Endpoint endpoint, HttpReply& reply) {
+    const std::uint32_t running = in_flight_.fetch_add(1);
+    if (running >= options_.max_concurrent) {
+      in_flight_.fetch_sub(1);
+      QueryCounters().rejected->Add();
+      ErrorReply(reply, http::status::service_unavailable, "unavailable",
+                 "too many concurrent queries: " + std::to_string(options_.max_concurrent) +
+                     " are running (query.max_concurrent); retry later");
+      return nullptr;
+    }
+    return std::make_shared<InFlight>(*this, endpoint);
+  }
+
+  void Release(std::chrono::steady_clock::duration elapsed) {
+    QueryCounters().seconds->Observe(std::chrono::duration<double>(elapsed).count());
+    in_flight_.fetch_sub(1);
+  }
+
+  // Resolves every match[] selector (union, sorted by id). False after filling the reply.
+  bool MatchAll(const std::vector<std::string>& selectors, std::vector<const SeriesInfo*>* out,
+                HttpReply& reply) {
+    out->clear();
+    std::vector<const SeriesInfo*> one;
+    for (const std::string& text : selectors) {
+      Selector selector;
+      Status st = ParseSelector(text, &selector);
+      if (!st.ok()) {
+        BadParam(reply, "match[]", st.message());
+        return false;
+      }
+      st = catalog_.Match(selector, options_.max_series, &one);
+      if (!st.ok()) {
+        StatusReply(reply, st.WithContext(text));
+        return false;
+      }
+      out->insert(out->end(), one.begin(), one.end());
+    }
+    std::sort(out->begin(), out->end(),
+              [](const SeriesInfo* a, const SeriesInfo* b) { return a->sid < b->sid; });
+    out->erase(std::unique(out->begin(), out->end()), out->end());
+    if (out->size() > options_.max_series) {
+      StatusReply(reply, Status::Busy("the selectors match " + std::to_string(out->size()) +
+                                      " series, more than query.max_series = " +
+                                      std::to_string(options_.max_series)));
+      return false;
+    }
+    return true;
+  }
+
+  void Export(const HttpRequest& request, HttpReply& reply) {
+    const Params params(request);
+    const std::vector<std::string> selectors = params.All("match[]");
+    if (selectors.empty()) {
+      BadParam(reply, "match[]", "missing: give at least one series selector");
+      return;
+    }
+    ExportFormat format;
+    const std::string* format_text = params.Get("format");
+    Status st = ParseExportFormat(format_text ? *format_text : "", &format);
+    if (!st.ok()) {
+      BadParam(reply, "format", st.message());
+      return;
+    }
+    std::int64_t start_ns, end_ns;
+    if (!TimeParam(params, "start", kMinTs, &start_ns, reply) ||
+        !TimeParam(params, "end", kMaxTs, &end_ns, reply)) {
+      return;
+    }
+    if (end_ns < start_ns) {
+      BadParam(reply, "end", "end timestamp must not be before start time");
+      return;
+    }
+    std::vector<const SeriesInfo*> series;
+    if (!MatchAll(selectors, &series, reply)) return;
+    std::uint64_t points = 0;
+    st = EstimateExportPoints(storage_, series, start_ns, end_ns, &points);
+    if (!st.ok()) {
+      StatusReply(reply, st);
+      return;
+    }
+    if (points > options_.max_points) {
+      StatusReply(reply, Status::Busy("the export would return about " + std::to_string(points) +
+                                      " points, more than query.max_points = " +
+                                      std::to_string(options_.max_points)));
+      return;
+    }
+    auto writer =
+        std::make_shared<ExportWriter>(storage_, std::move(series), start_ns, end_ns, format);
+    reply.response.result(http::status::ok);
+    reply.response.set(http::field::content_type, ExportContentType(format));
+    reply.stream = [writer](std::string* chunk) {
+      const bool more = writer->Next(chunk);
+      if (!more) QueryCounters().points->Add(writer->points_written());
+      return more;
+    };
+  }
+
+  // Shared by query and query_range: parses and evaluates. False after filling the reply.
+  bool Run(const Params& params, const EvalParams& eval, EvalResult* result, HttpReply& reply) {
+    const std::string* query = params.Get("query");
+    if (query == nullptr || query->empty()) {
+      BadParam(reply, "query", "missing");
+      return false;
+    }
+    std::unique_ptr<Expr> expr;
+    Status st = ParseExpr(*query, &expr);
+    if (!st.ok()) {
+      BadParam(reply, "query", st.message());
+      return false;
+    }
+    SeriesReader reader(storage_);
+    st = Evaluate(*expr, eval, catalog_, reader, result);
+    if (!st.ok()) {
+      StatusReply(reply, st);
+      return false;
+    }
+    return true;
+  }
+
+  EvalParams BaseEval() const {
+    EvalParams eval;
+    eval.lookback_ns = static_cast<std::int64_t>(options_.lookback_ms) * 1'000'000;
+    eval.max_series = options_.max_series;
+    eval.max_points = options_.max_points;
+    return eval;
+  }
+
+  void Query(const HttpRequest& request, HttpReply& reply) {
+    const Params params(request);
+    std::int64_t t;
+    if (!TimeParam(params, "time", SystemClock::Instance().NowNs(), &t, reply)) return;
+    EvalParams eval = BaseEval();
+    eval.start_ns = eval.end_ns = t;
+    eval.step_ns = 1;
+    EvalResult result;
+    if (!Run(params, eval, &result, reply)) return;
+    std::string body = "{\"status\":\"success\",\"data\":{\"resultType\":";
+    if (result.is_scalar) {
+      body += "\"scalar\",\"result\":";
+      AppendSample(t, result.scalar[0], &body);
+    } else {
+      body += "\"vector\",\"result\":[";
+      bool first = true;
+      for (const SeriesResult& s : result.series) {
+        if (!s.present[0]) continue;
+        if (!first) body.push_back(',');
+        first = false;
+        body += "{\"metric\":";
+        AppendMetricJson(s.labels, &body);
+        body += ",\"value\":";
+        AppendSample(t, s.values[0], &body);
+        body.push_back('}');
+      }
+      body.push_back(']');
+    }
+    body += "}}\n";
+    SetReply(reply, http::status::ok, "application/json", std::move(body));
+  }
+
+  void QueryRange(const HttpRequest& request, HttpReply& reply) {
+    const Params params(request);
+    std::int64_t start_ns, end_ns, step_ns;
+    if (!TimeParam(params, "start", std::nullopt, &start_ns, reply) ||
+        !TimeParam(params, "end", std::nullopt, &end_ns, reply)) {
+      return;
+    }
+    if (end_ns < start_ns) {
+      BadParam(reply, "end", "end timestamp must not be before start time");
+      return;
+    }
+    const std::string* step_text = params.Get("step");
+    if (step_text == nullptr || step_text->empty()) {
+      BadParam(reply, "step", "missing");
+      return;
+    }
+    Status st = ParseDurationNs(*step_text, &step_ns, /*allow_zero=*/true);
+    if (!st.ok()) {
+      BadParam(reply, "step", st.message());
+      return;
+    }
+    if (step_ns <= 0) {
+      BadParam(reply, "step",
+               "zero or negative query resolution step widths are not accepted. Try a positive "
+               "integer");
+      return;
+    }
+    if ((end_ns - start_ns) / step_ns > kMaxStepsPerSeries) {
+      ErrorReply(reply, http::status::bad_request, "bad_data",
+                 "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing "
+                 "the query resolution (?step=XX)");
+      return;
+    }
+    EvalParams eval = BaseEval();
+    eval.start_ns = start_ns;
+    eval.end_ns = end_ns;
+    eval.step_ns = step_ns;
+    auto result = std::make_shared<EvalResult>();
+    if (!Run(params, eval, result.get(), reply)) return;
+    if (result->is_scalar) {
+      // A number over a range is one series without labels.
+      SeriesResult s;
+      s.values = std::move(result->scalar);
+      s.present.assign(s.values.size(), 1);
+      result->series.push_back(std::move(s));
+      result->is_scalar = false;
+    }
+    reply.response.result(http::status::ok);
+    reply.response.set(http::field::content_type, "application/json");
+    // The body is written a few series at a time: a wide range over many series is large.
+    auto next = std::make_shared<std::size_t>(0);
+    reply.stream = [result, next, eval](std::string* chunk) {
+      if (*next == 0) chunk->append("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
+                                    "\"result\":[");
+      while (*next < result->series.size() && chunk->size() < kResultPieceBytes) {
+        const SeriesResult& s = result->series[*next];
+        if (*next != 0) chunk->push_back(',');
+        chunk->append("{\"metric\":");
+        AppendMetricJson(s.labels, chunk);
+        chunk->append(",\"values\":[");
+        bool first = true;
+        for (std::size_t i = 0; i < s.values.size(); ++i) {
+          if (!s.present[i]) continue;
+          if (!first) chunk->push_back(',');
+          first = false;
+          AppendSample(eval.start_ns + static_cast<std::int64_t>(i) * eval.step_ns, s.values[i],
+                       chunk);
+        }
+        chunk->append("]}");
+        ++*next;
+      }
+      if (*next < result->series.size()) return true;
+      chunk->append("]}}\n");
+      return false;
+    };
+  }
+
+  void Series(const HttpRequest& request, HttpReply& reply) {
+    const Params params(request);
+    const std::vector<std::string> selectors = params.All("match[]");
+    if (selectors.empty()) {
+      BadParam(reply, "match[]", "no match[] parameter provided");
+      return;
+    }
+    std::vector<const SeriesInfo*> series;
+    if (!MatchAll(selectors, &series, reply)) return;
+    std::string body = "{\"status\":\"success\",\"data\":[";
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      if (i != 0) body.push_back(',');
+      body += series[i]->metric_json;
+    }
+    body += "]}\n";
+    SetReply(reply, http::status::ok, "application/json", std::move(body));
+  }
+
+  static void StringListReply(HttpReply& reply, const std::vector<std::string>& items) {
+    std::string body = "{\"status\":\"success\",\"data\":[";
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i != 0) body.push_back(',');
+      AppendJsonString(items[i], &body);
+    }
+    body += "]}\n";
+    SetReply(reply, http::status::ok, "application/json", std::move(body));
+  }
+
+  void Labels(const HttpRequest& request, HttpReply& reply) {
+    const Params params(request);
+    const std::vector<std::string> selectors = params.All("match[]");
+    if (selectors.empty()) {
+      StringListReply(reply, catalog_.LabelNames());
+      return;
+    }
+    std::vector<const SeriesInfo*> series;
+    if (!MatchAll(selectors, &series, reply)) return;
+    std::vector<std::string> names;
+    if (!series.empty()) names.emplace_back(kMetricNameLabel);
+    for (const SeriesInfo* info : series) {
+      for (const auto& label : info->labels) names.push_back(label.first);
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    StringListReply(reply, names);
+  }
+
+  void LabelValues(const HttpRequest& request, HttpReply& reply) {
+    constexpr std::string_view kPrefix = "/api/v1/label/";
+    constexpr std::string_view kSuffix = "/values";
+    const std::string_view path = TargetPath(request.target());
+    if (!path.starts_with(kPrefix) || !path.ends_with(kSuffix) ||
+        path.size() <= kPrefix.size() + kSuffix.size()) {
+      ErrorReply(reply, http::status::not_found, "not_found",
+                 "no such endpoint: " + std::string(path) + " (use /api/v1/label/<name>/values)");
+      return;
+    }
+    const std::string name = UrlDecode(
+        path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size()));
+    const Params params(request);
+    const std::vector<std::string> selectors = params.All("match[]");
+    if (selectors.empty()) {
+      StringListReply(reply, catalog_.LabelValues(name));
+      return;
+    }
+    std::vector<const SeriesInfo*> series;
+    if (!MatchAll(selectors, &series, reply)) return;
+    std::vector<std::string> values;
+    for (const SeriesInfo* info : series) {
+      const std::string_view v = info->Label(name);
+      if (!v.empty()) values.emplace_back(v);
+    }
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    StringListReply(reply, values);
+  }
+
+  void MetricsPage(const HttpRequest&, HttpReply& reply) {
+    std::string body;
+    MetricsRegistry::Default().RenderPrometheus(&body);
+    std::size_t head_series = 0, head_points = 0;
+    for (int i = 0; i < storage_.shard_count(); ++i) {
+      head_series += storage_.shard(i).head_series();
+      head_points += storage_.shard(i).head_points();
+    }
+    auto gauge = [&body](std::string_view name, std::string_view help, double value) {
+      body += "# HELP ";
+      body += name;
+      body += ' ';
+      body += help;
+      body += "\n# TYPE ";
+      body += name;
+      body += " gauge\n";
+      body += name;
+      body += ' ';
+      AppendDouble(value, &body);
+      body += '\n';
+    };
+    gauge("ingot_head_series", "Series with points in open head buffers.",
+          static_cast<double>(head_series));
+    gauge("ingot_head_points", "Points in open head buffers (not yet sealed).",
+          static_cast<double>(head_points));
+    const StorageMetrics& sm = ::ingot::Metrics();
+    const double sealed_bytes = static_cast<double>(sm.chunk_bytes_written->Value());
+    const double sealed_values = static_cast<double>(sm.values_sealed->Value());
+    gauge("ingot_compression_ratio",
+          "Raw size (16 bytes per point: timestamp and value) over sealed chunk bytes, since start.",
+          sealed_bytes > 0 ? sealed_values * 16 / sealed_bytes : 0.0);
+    gauge("ingot_chunk_bytes_on_disk", "Bytes of the chunks column family (SST files and memtables).",
+          static_cast<double>(storage_.chunks().ChunkBytesOnDisk()));
+    rocksdb::DB* db = storage_.chunks().db();
+    auto property = [&](std::string_view name, std::string_view help, const std::string& prop,
+                        rocksdb::ColumnFamilyHandle* cf) {
+      std::uint64_t v = 0;
+      if (db != nullptr && db->GetIntProperty(cf, prop, &v)) {
+        gauge(name, help, static_cast<double>(v));
+      }
+    };
+    rocksdb::ColumnFamilyHandle* chunks_cf = storage_.chunks().chunks_cf();
+    property("ingot_rocksdb_chunks_estimate", "Estimated number of stored chunks.",
+             "rocksdb.estimate-num-keys", chunks_cf);
+    property("ingot_rocksdb_memtable_bytes", "Bytes in the chunks family's memtables.",
+             "rocksdb.cur-size-all-mem-tables", chunks_cf);
+    property("ingot_rocksdb_pending_compaction_bytes", "Estimated bytes compaction must rewrite.",
+             "rocksdb.estimate-pending-compaction-bytes", chunks_cf);
+    property("ingot_rocksdb_running_compactions", "Compactions running now.",
+             "rocksdb.num-running-compactions", chunks_cf);
+    property("ingot_rocksdb_block_cache_bytes", "Bytes held by the block cache.",
+             "rocksdb.block-cache-usage", chunks_cf);
+    property("ingot_rocksdb_sst_files", "Live SST files of the chunks family (level 0).",
+             "rocksdb.num-files-at-level0", chunks_cf);
+    SetReply(reply, http::status::ok, "text/plain; version=0.0.4; charset=utf-8", std::move(body));
+  }
+
+ private:
+  static void AppendSample(std::int64_t t_ns, double v, std::string* out) {
+    out->push_back('[');
+    AppendSeconds(t_ns, out);
+    out->append(",\"");
+    AppendDouble(v, out);
+    out->append("\"]");
+  }
+
+  friend class InFlight;
+  Storage& storage_;
+  const QueryOptions options_;
+  SeriesCatalog catalog_;
+  std::atomic<std::uint32_t> in_flight_{0};
+};
+
+InFlight::InFlight(QueryApi& api, Endpoint endpoint)
+    : api_(api), start_(std::chrono::steady_clock::now()) {
+  QueryCounters().queries[static_cast<int>(endpoint)]->Add();
+}
+
+InFlight::~InFlight() { api_.Release(std::chrono::steady_clock::now() - start_); }
+
+void Health(const HttpRequest&, HttpReply& reply) {
+  SetReply(reply, http::status::ok, "application/json", "{\"status\":\"ok\"}\n");
+}
+
+void BuildInfo(const HttpRequest&, HttpReply& reply) {
+  // `version` is the Prometheus API level Ingot answers like (Grafana picks features by it).
+  std::string body =
+      "{\"status\":\"success\",\"data\":{\"application\":\"ingot\",\"version\":\"2.45.0\","
+      "\"ingotVersion\":\"" INGOT_VERSION "\",\"revision\":\"\",\"branch\":\"\","
+      "\"buildUser\":\"\",\"buildDate\":\"\",\"goVersion\":\"\"}}\n";
+  SetReply(reply, http::status::ok, "application/json", std::move(body));
+}
+
+constexpr int kMaxProfileSeconds = 300;
+
+void Profile(const HttpRequest& request, HttpReply& reply) {
+  const Params params(request);
+  int seconds = 30;
+  if (const std::string* text = params.Get("seconds"); text != nullptr && !text->empty()) {
+    std::int64_t ns = 0;
+    Status st = ParseDurationNs(*text, &ns);
+    if (!st.ok() || ns % 1'000'000'000 != 0 || ns / 1'000'000'000 > kMaxProfileSeconds) {
+      BadParam(reply, "seconds",
+               "\"" + *text + "\" is not a whole number of seconds in 1.." +
+                   std::to_string(kMaxProfileSeconds));
+      return;
+    }
+    seconds = static_cast<int>(ns / 1'000'000'000);
+  }
+#ifdef INGOT_HAVE_PROFILER
+  static std::atomic<bool> busy{false};
+  if (busy.exchange(true)) {
+    ErrorReply(reply, http::status::conflict, "unavailable", "a CPU profile is already running");
+    return;
+  }
+  static std::atomic<int> counter{0};
+  const std::string path = "/tmp/ingot-cpu-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(counter.fetch_add(1)) + ".prof";
+  if (!ProfilerStart(path.c_str())) {
+    busy = false;
+    ErrorReply(reply, http::status::conflict, "unavailable",
+               "cannot start the CPU profiler (is --cpuprofile profiling the whole run?)");
+    return;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  ProfilerStop();
+  busy = false;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream data;
+  data << in.rdbuf();
+  std::remove(path.c_str());
+  SetReply(reply, http::status::ok, "application/octet-stream", data.str());
+  reply.response.set(http::field::content_disposition, "attachment; filename=\"cpu.prof\"");
+#else
+  (void)seconds;
+  ErrorReply(reply, http::status::not_implemented, "unavailable",
+             "CPU profiling needs a build with -DINGOT_PROFILER=ON");
+#endif
+}
+
+}  // namespace
+
+void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOptions& options) {
+  auto api = std::make_shared<QueryApi>(storage, options);
+  QueryCounters();
+  router.Add(http::verb::get, "/api/v1/export", api->Limited(Endpoint::kExport, &QueryApi::Export));
+  router.Add(http::verb::post, "/api/v1/export",
+             api->Limited(Endpoint::kExport, &QueryApi::Export));
+  for (http::verb verb : {http::verb::get, http::verb::post}) {
+    router.Add(verb, "/api/v1/query", api->Limited(Endpoint::kQuery, &QueryApi::Query));
+    router.Add(verb, "/api/v1/query_range",
+               api->Limited(Endpoint::kQueryRange, &QueryApi::QueryRange));
+    router.Add(verb, "/api/v1/series", api->Limited(Endpoint::kSeries, &QueryApi::Series));
+    router.Add(verb, "/api/v1/labels", api->Limited(Endpoint::kLabels, &QueryApi::Labels));
+    router.AddPrefix(verb, "/api/v1/label/",
+                     api->Limited(Endpoint::kLabelValues, &QueryApi::LabelValues));
+  }
+  router.Add(http::verb::get, "/api/v1/status/buildinfo", BuildInfo);
+  router.Add(http::verb::get, "/metrics",
+             [api](const HttpRequest& request, HttpReply& reply) { api->MetricsPage(request, reply); });
+  router.Add(http::verb::get, "/health", Health);
+  router.Add(http::verb::get, "/debug/pprof/profile", Profile);
+}
+
+}  // namespace ingot

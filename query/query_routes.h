@@ -1,0 +1,30 @@
+// The query side of the node's HTTP API (docs/query-api.md):
+//
+//   GET  /api/v1/export                 raw points: json lines, csv or binary (streamed)
+//   GET|POST /api/v1/query              Prometheus instant query
+//   GET|POST /api/v1/query_range        Prometheus range query
+//   GET|POST /api/v1/series             series matching match[] selectors
+//   GET|POST /api/v1/labels             label names
+//   GET  /api/v1/label/<name>/values    values of one label
+//   GET  /api/v1/status/buildinfo       version information (Grafana's data source reads it)
+//   GET  /metrics                       Prometheus text exposition of the node's metrics
+//   GET  /health                        liveness
+//   GET  /debug/pprof/profile?seconds=N gperftools CPU profile of the next N seconds
+//
+// Handlers are plain functions of the request (testable with HttpRouter::Handle, no sockets).
+// Errors use Prometheus' envelope {"status":"error","errorType":...,"error":...}: a bad parameter
+// is 400 bad_data naming the parameter, a limit (query.max_points, query.max_series) is 422
+// execution, more than query.max_concurrent queries in flight is 503 unavailable.
+//
+// Thread safety: the registered handlers may run concurrently. `storage` must outlive the router.
+#pragma once
+
+#include "chunk/storage.h"
+#include "config/options.h"
+#include "query/http_server.h"
+
+namespace ingot {
+
+void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOptions& options);
+
+}  // namespace ingot

@@ -1,0 +1,100 @@
+#include "query/series_reader.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "chunk/chunk_format.h"
+#include "codec/codec.h"
+
+namespace ingot {
+namespace {
+constexpr std::int64_t kMinTs = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
+}  // namespace
+
+SeriesReader::SeriesReader(Storage& storage)
+    : storage_(storage), ws_(std::make_unique<codec::Workspace>()) {}
+
+Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                          const ChunkFilter* filter) {
+  ts_.clear();
+  values_.clear();
+  if (start_ns > end_ns) return Status::OK();
+  std::int64_t head_first = kMaxTs;
+  INGOT_RETURN_IF_ERROR(storage_.shard(storage_.ShardOf(sid))
+                            .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_,
+                                      &head_first));
+  // Chunk points at or after the head's first point were sealed after the snapshot: the head
+  // copy already has them.
+  if (head_first != kMinTs) {
+    const std::int64_t chunk_end = std::min(end_ns, head_first - 1);
+    if (start_ns <= chunk_end) {
+      INGOT_RETURN_IF_ERROR(storage_.ForEachChunk(
+          sid, start_ns, chunk_end, [&](const ChunkView& view) -> Status {
+            const std::size_t n = view.count();
+            if (filter != nullptr && n != 0 && view.header.min_ts_ns >= start_ns &&
+                view.header.max_ts_ns <= chunk_end && filter->claim(view.header)) {
+              return filter->take(view);
+            }
+            const std::size_t old = ts_.size();
+            if (n == 0) return Storage::DecodeChunk(view, {}, {}, *ws_);
+            ts_.resize(old + n);
+            values_.resize(old + n);
+            Status st = Storage::DecodeChunk(view, std::span(ts_).subspan(old),
+                                             std::span(values_).subspan(old), *ws_);
+            if (!st.ok()) {
+              ts_.resize(old);
+              values_.resize(old);
+              return st;
+            }
+            // Only the first and the last chunk of the range hold points outside it.
+            if (ts_[old] < start_ns || ts_.back() > chunk_end) {
+              const auto first =
+                  std::lower_bound(ts_.begin() + static_cast<std::ptrdiff_t>(old), ts_.end(),
+                                   start_ns);
+              const auto last = std::upper_bound(first, ts_.end(), chunk_end);
+              const auto from = static_cast<std::size_t>(first - ts_.begin());
+              const auto to = static_cast<std::size_t>(last - ts_.begin());
+              std::copy(ts_.begin() + static_cast<std::ptrdiff_t>(from),
+                        ts_.begin() + static_cast<std::ptrdiff_t>(to),
+                        ts_.begin() + static_cast<std::ptrdiff_t>(old));
+              std::copy(values_.begin() + static_cast<std::ptrdiff_t>(from),
+                        values_.begin() + static_cast<std::ptrdiff_t>(to),
+                        values_.begin() + static_cast<std::ptrdiff_t>(old));
+              ts_.resize(old + (to - from));
+              values_.resize(old + (to - from));
+            }
+            return Status::OK();
+          }));
+    }
+  }
+  ts_.insert(ts_.end(), head_ts_.begin(), head_ts_.end());
+  values_.insert(values_.end(), head_values_.begin(), head_values_.end());
+  return Status::OK();
+}
+
+Status SeriesReader::DecodeValues(const ChunkView& view, std::span<double> out) {
+  ChunkHeader h;
+  Status st = ValidateChunk(view.bytes, &h);
+  if (st.ok() && out.size() != h.count) {
+    return Status::InvalidArgument("value span of " + std::to_string(out.size()) +
+                                   " for a chunk of " + std::to_string(h.count));
+  }
+  if (st.ok()) {
+    const auto block = view.bytes.subspan(kChunkHeaderBytes + h.ts_bytes, h.value_bytes);
+    if (h.type == ValueType::kFloat) {
+      st = codec::DecodeDoubles(block, out, *ws_);
+    } else {
+      int_scratch_.resize(h.count);
+      st = codec::DecodeInts(block, int_scratch_, *ws_);
+      if (st.ok()) {
+        for (std::size_t i = 0; i < h.count; ++i) out[i] = static_cast<double>(int_scratch_[i]);
+      }
+    }
+  }
+  if (st.ok()) return st;
+  return Status::Corruption("chunk of series " + std::to_string(view.sid) + " at " +
+                            std::to_string(view.first_ts_ns) + " ns: " + std::string(st.message()));
+}
+
+}  // namespace ingot

@@ -1,0 +1,62 @@
+// SeriesReader: reads the points of one series at a time into buffers reused across series, so
+// that a query allocates only while its buffers grow.
+//
+// Read-your-writes as in Storage::ReadSeries: the head of the series is snapshotted first, then
+// only chunk points older than the head's first point are taken, so a concurrent seal neither
+// loses nor duplicates a point. Chunks decode straight into the reader's arrays.
+//
+// A caller that can use a chunk's header instead of its points (count_over_time counts from the
+// header; the window aggregations need only the values of a chunk that lies inside one window)
+// passes a ChunkFilter: chunks it claims are handed to it and left out of ts()/values().
+//
+// Thread safety: not thread-safe; one reader per request.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "chunk/storage.h"
+#include "codec/workspace.h"
+#include "config/status.h"
+
+namespace ingot {
+
+struct ChunkFilter {
+  // Asked for every readable chunk lying wholly inside the read range and older than the head;
+  // true claims it (its points are then not decoded into the reader).
+  std::function<bool(const ChunkHeader& header)> claim;
+  // Receives each claimed chunk (valid during the call only).
+  std::function<Status(const ChunkView& view)> take;
+};
+
+class SeriesReader {
+ public:
+  explicit SeriesReader(Storage& storage);
+
+  // Points of `sid` with start_ns <= ts <= end_ns, sorted by time, in ts()/values() (valid until
+  // the next Read). A corrupt chunk fails the read with Corruption naming series and time range.
+  Status Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+              const ChunkFilter* filter = nullptr);
+
+  std::span<const std::int64_t> ts() const { return ts_; }
+  std::span<const double> values() const { return values_; }
+  codec::Workspace& workspace() { return *ws_; }
+
+  // Decodes only the values of a chunk (after checking its checksum); `out.size()` must be the
+  // chunk's count. Integer and boolean series come back as doubles.
+  Status DecodeValues(const ChunkView& view, std::span<double> out);
+
+ private:
+  Storage& storage_;
+  std::unique_ptr<codec::Workspace> ws_;
+  std::vector<std::int64_t> ts_;
+  std::vector<double> values_;
+  std::vector<std::int64_t> head_ts_;
+  std::vector<double> head_values_;
+  std::vector<std::int64_t> int_scratch_;
+};
+
+}  // namespace ingot

@@ -1,0 +1,365 @@
+// The Prometheus-compatible endpoints against a real Storage, through the router (no sockets):
+// every expression kind against hand-computed values, error shapes, limits.
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "query/evaluator.h"
+#include "query/expr.h"
+#include "query/series_catalog.h"
+#include "query/series_reader.h"
+#include "tests/query/query_test_util.h"
+
+namespace ingot {
+namespace {
+
+using testing::Encode;
+using testing::Points;
+using testing::Response;
+
+constexpr std::int64_t kSec = 1'000'000'000;
+constexpr std::int64_t kT0 = 1'700'000'000 * kSec;
+
+class QueryApiTest : public testing::QueryFixture {
+ protected:
+  void SetUp() override {
+    QueryFixture::SetUp();
+    Points a, b, mem;
+    for (int i = 0; i < 10; ++i) {
+      a.emplace_back(kT0 + i * 10 * kSec, i);
+      b.emplace_back(kT0 + i * 10 * kSec, 10 * i);
+      mem.emplace_back(kT0 + i * 10 * kSec, 100);
+    }
+    Add("cpu", {{"host", "a"}}, "usage", a);
+    Add("cpu", {{"host", "b"}}, "usage", b);
+    Add("mem", {{"host", "a"}}, "free", mem);
+    Add("req", {{"host", "a"}}, "total",
+        {{kT0, 0}, {kT0 + 10 * kSec, 10}, {kT0 + 20 * kSec, 20}, {kT0 + 30 * kSec, 5},
+         {kT0 + 40 * kSec, 15}});
+  }
+
+  Response Query(const std::string& q, std::int64_t t_s) {
+    return Get("/api/v1/query?query=" + Encode(q) + "&time=" + std::to_string(t_s));
+  }
+  std::string Ok(const std::string& result_type, const std::string& result) {
+    return "{\"status\":\"success\",\"data\":{\"resultType\":\"" + result_type +
+           "\",\"result\":" + result + "}}\n";
+  }
+  static void ExpectError(const Response& r, int status, const std::string& type,
+                          const std::string& message_part) {
+    EXPECT_EQ(r.status, status) << r.body;
+    EXPECT_EQ(r.content_type, "application/json");
+    EXPECT_EQ(r.body.rfind("{\"status\":\"error\",\"errorType\":\"" + type + "\",\"error\":", 0),
+              0u)
+        << r.body;
+    EXPECT_NE(r.body.find(message_part), std::string::npos) << r.body;
+  }
+};
+
+TEST_F(QueryApiTest, NumberLiteralsAndScalarArithmetic) {
+  EXPECT_EQ(Query("1+1", 1700000000).body, Ok("scalar", "[1700000000,\"2\"]"));
+  EXPECT_EQ(Query("2 * 3 ^ 2", 1700000000).body, Ok("scalar", "[1700000000,\"18\"]"));
+  EXPECT_EQ(Query("-2 ^ 2", 1700000000).body, Ok("scalar", "[1700000000,\"-4\"]"));
+  EXPECT_EQ(Query("(7 % 4) / 2 - 0.5", 1700000000).body, Ok("scalar", "[1700000000,\"1\"]"));
+  EXPECT_EQ(Query("1/0", 1700000000).body, Ok("scalar", "[1700000000,\"+Inf\"]"));
+  EXPECT_EQ(Query("0/0", 1700000000).body, Ok("scalar", "[1700000000,\"NaN\"]"));
+  // Grafana's connection test, as a POST form.
+  const Response r = Post("/api/v1/query", "query=1%2B1&time=1700000000.5");
+  EXPECT_EQ(r.body, Ok("scalar", "[1700000000.5,\"2\"]"));
+}
+
+TEST_F(QueryApiTest, InstantSelectorUsesLookback) {
+  EXPECT_EQ(Query("cpu_usage", 1700000095).body,
+            Ok("vector",
+               R"([{"metric":{"__name__":"cpu_usage","host":"a"},"value":[1700000095,"9"]},)"
+               R"({"metric":{"__name__":"cpu_usage","host":"b"},"value":[1700000095,"90"]}])"));
+  // 5 minutes after the last point nothing is left in (t - 5m, t].
+  EXPECT_EQ(Query("cpu_usage", 1700000390).body, Ok("vector", "[]"));
+  EXPECT_EQ(Query("cpu_usage", 1700000389).body.find("\"9\"") != std::string::npos, true);
+  // Before the first point.
+  EXPECT_EQ(Query("cpu_usage", 1699999999).body, Ok("vector", "[]"));
+  EXPECT_EQ(Query(R"({__name__=~"cpu_.*", host!="b"})", 1700000005).body,
+            Ok("vector",
+               R"([{"metric":{"__name__":"cpu_usage","host":"a"},"value":[1700000005,"0"]}])"));
+  EXPECT_EQ(Query("no_such_metric", 1700000005).body, Ok("vector", "[]"));
+}
+
+TEST_F(QueryApiTest, OverTimeFunctions) {
+  // Window (t0+60, t0+90] holds 7, 8, 9.
+  const std::string sel = R"(cpu_usage{host="a"}[30s])";
+  auto value = [&](const std::string& f) {
+    return Query(f + "(" + sel + ")", 1700000090).body;
+  };
+  auto expect = [&](const std::string& v) {
+    return Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000090,")" + v + "\"]}]");
+  };
+  EXPECT_EQ(value("avg_over_time"), expect("8"));
+  EXPECT_EQ(value("sum_over_time"), expect("24"));
+  EXPECT_EQ(value("min_over_time"), expect("7"));
+  EXPECT_EQ(value("max_over_time"), expect("9"));
+  EXPECT_EQ(value("count_over_time"), expect("3"));
+  EXPECT_EQ(value("last_over_time"), expect("9"));
+  // The window is open on the left: a 100 s range at t0+90 holds all 10 points, at t0+100 nine.
+  EXPECT_EQ(Query(R"(count_over_time(cpu_usage{host="a"}[100s]))", 1700000090).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000090,"10"]}])"));
+  EXPECT_EQ(Query(R"(count_over_time(cpu_usage{host="a"}[100s]))", 1700000100).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000100,"9"]}])"));
+  // An empty window yields no sample.
+  EXPECT_EQ(Query(R"(avg_over_time(cpu_usage{host="a"}[5s]))", 1700000095).body,
+            Ok("vector", "[]"));
+}
+
+TEST_F(QueryApiTest, RateAndIncreaseExtrapolateLikePrometheus) {
+  // Samples 0, 10, 20, 5 (reset), 15 at t0..t0+40: the raw increase is 15 + 20 = 35.
+  EXPECT_EQ(Query("increase(req_total[50s])", 1700000040).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000040,"35"]}])"));
+  EXPECT_EQ(Query("rate(req_total[50s])", 1700000040).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000040,"0.7"]}])"));
+  // 5 s to the window end extrapolate (< 1.1 x the 10 s gap); the start extrapolates to zero.
+  EXPECT_EQ(Query("increase(req_total[50s])", 1700000045).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000045,"39.375"]}])"));
+  EXPECT_EQ(Query("rate(req_total[50s])", 1700000045).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000045,"0.7875"]}])"));
+  // One sample is not enough for a rate.
+  EXPECT_EQ(Query("rate(req_total[10s])", 1700000040).body, Ok("vector", "[]"));
+}
+
+TEST_F(QueryApiTest, Aggregations) {
+  const std::int64_t t = 1700000090;
+  EXPECT_EQ(Query("sum(cpu_usage)", t).body,
+            Ok("vector", R"([{"metric":{},"value":[1700000090,"99"]}])"));
+  EXPECT_EQ(Query("avg(cpu_usage)", t).body,
+            Ok("vector", R"([{"metric":{},"value":[1700000090,"49.5"]}])"));
+  EXPECT_EQ(Query("min(cpu_usage)", t).body,
+            Ok("vector", R"([{"metric":{},"value":[1700000090,"9"]}])"));
+  EXPECT_EQ(Query("max(cpu_usage)", t).body,
+            Ok("vector", R"([{"metric":{},"value":[1700000090,"90"]}])"));
+  EXPECT_EQ(Query("count(cpu_usage)", t).body,
+            Ok("vector", R"([{"metric":{},"value":[1700000090,"2"]}])"));
+  EXPECT_EQ(Query("sum by (host) (cpu_usage)", t).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000090,"9"]},)"
+                         R"({"metric":{"host":"b"},"value":[1700000090,"90"]}])"));
+  EXPECT_EQ(Query("sum(cpu_usage) by (host)", t).body,
+            Query("sum by (host) (cpu_usage)", t).body);
+  EXPECT_EQ(Query(R"(sum without (host) ({__name__=~"cpu_usage|mem_free"}))", t).body,
+            Ok("vector", R"([{"metric":{},"value":[1700000090,"199"]}])"));
+  EXPECT_EQ(Query(R"(sum by (__name__) ({host="a"}))", t).body,
+            Ok("vector", R"([{"metric":{"__name__":"cpu_usage"},"value":[1700000090,"9"]},)"
+                         R"({"metric":{"__name__":"mem_free"},"value":[1700000090,"100"]},)"
+                         R"({"metric":{"__name__":"req_total"},"value":[1700000090,"15"]}])"));
+  // The load tester's completeness check.
+  EXPECT_EQ(Query(R"(sum(count_over_time({__name__=~"cpu_.*"}[1000s])))", t).body,
+            Ok("vector", R"([{"metric":{},"value":[1700000090,"20"]}])"));
+  EXPECT_EQ(Query("sum(cpu_usage{host=\"zzz\"})", t).body, Ok("vector", "[]"));
+}
+
+TEST_F(QueryApiTest, VectorScalarArithmeticDropsTheName) {
+  EXPECT_EQ(Query("cpu_usage * 2", 1700000090).body,
+            Ok("vector", R"([{"metric":{"host":"a"},"value":[1700000090,"18"]},)"
+                         R"({"metric":{"host":"b"},"value":[1700000090,"180"]}])"));
+  EXPECT_EQ(Query("100 - cpu_usage{host=\"b\"}", 1700000090).body,
+            Ok("vector", R"([{"metric":{"host":"b"},"value":[1700000090,"10"]}])"));
+  ExpectError(Query("cpu_usage + cpu_usage", 1700000090), 400, "bad_data", "two vectors");
+}
+
+TEST_F(QueryApiTest, QueryRangeMatrix) {
+  const Response r = Get("/api/v1/query_range?query=" +
+                         Encode(R"(avg_over_time(cpu_usage{host="a"}[30s]))") +
+                         "&start=1700000030&end=1700000090&step=30s");
+  EXPECT_EQ(r.body, Ok("matrix", R"([{"metric":{"host":"a"},"values":[[1700000030,"2"],)"
+                                 R"([1700000060,"5"],[1700000090,"8"]]}])"));
+  // Steps without a sample are left out; RFC 3339 times, POST form and plain-second steps work.
+  const Response s =
+      Post("/api/v1/query_range", "query=" + Encode(R"(cpu_usage{host="a"})") +
+                                      "&start=2023-11-14T22:13:10Z&end=1700000020&step=10");
+  EXPECT_EQ(s.body, Ok("matrix", R"([{"metric":{"__name__":"cpu_usage","host":"a"},"values":[)"
+                                 R"([1700000000,"0"],[1700000010,"1"],[1700000020,"2"]]}])"));
+  EXPECT_EQ(Get("/api/v1/query_range?query=1%2B1&start=1700000000&end=1700000010&step=5").body,
+            Ok("matrix", R"([{"metric":{},"values":[[1700000000,"2"],[1700000005,"2"],)"
+                         R"([1700000010,"2"]]}])"));
+}
+
+TEST_F(QueryApiTest, ParameterErrorsNameTheParameter) {
+  ExpectError(Get("/api/v1/query"), 400, "bad_data", R"(invalid parameter \"query\": missing)");
+  ExpectError(Get("/api/v1/query?query=up&time=yesterday"), 400, "bad_data",
+              R"(invalid parameter \"time\")");
+  ExpectError(Get("/api/v1/query?query=" + Encode("sum(")), 400, "bad_data",
+              R"(invalid parameter \"query\": parse error)");
+  ExpectError(Get("/api/v1/query?query=" + Encode("foo(bar)")), 400, "bad_data",
+              "function foo()");
+  const std::string q = "/api/v1/query_range?query=up";
+  ExpectError(Get(q + "&end=2&step=1"), 400, "bad_data", R"(invalid parameter \"start\")");
+  ExpectError(Get(q + "&start=1&step=1"), 400, "bad_data", R"(invalid parameter \"end\")");
+  ExpectError(Get(q + "&start=1&end=2"), 400, "bad_data", R"(invalid parameter \"step\")");
+  ExpectError(Get(q + "&start=2&end=1&step=1"), 400, "bad_data",
+              "end timestamp must not be before start time");
+  ExpectError(Get(q + "&start=1&end=2&step=0"), 400, "bad_data", "zero or negative");
+  ExpectError(Get(q + "&start=1&end=2&step=-5"), 400, "bad_data", R"(invalid parameter \"step\")");
+  ExpectError(Get(q + "&start=1&end=2&step=1x"), 400, "bad_data", "unknown unit");
+  ExpectError(Get(q + "&start=0&end=11001&step=1"), 400, "bad_data",
+              "exceeded maximum resolution of 11,000 points");
+  EXPECT_EQ(Get(q + "&start=0&end=11000&step=1").status, 200);
+  ExpectError(Get("/api/v1/series"), 400, "bad_data", "no match[] parameter provided");
+  ExpectError(Get("/api/v1/series?match[]=" + Encode("{a=~\".*\"}")), 400, "bad_data",
+              R"(invalid parameter \"match[]\")");
+  ExpectError(Get("/api/v1/label/host"), 404, "not_found", "/api/v1/label/<name>/values");
+  EXPECT_EQ(Get("/api/v1/nothing").status, 404);
+  EXPECT_EQ(
+      testing::RunRequest(*router_, HttpRequest(http::verb::delete_, "/api/v1/query", 11)).status,
+      405);
+}
+
+TEST_F(QueryApiTest, LimitsAre422) {
+  QueryOptions options;
+  options.max_points = 5;
+  Configure(options);
+  ExpectError(Get("/api/v1/query_range?query=cpu_usage&start=1700000000&end=1700000090&step=10"),
+              422, "execution", "query.max_points = 5");
+  EXPECT_EQ(
+      Get("/api/v1/query_range?query=cpu_usage&start=1700000000&end=1700000010&step=10").status,
+      200);
+  ExpectError(Get("/api/v1/export?match[]=cpu_usage"), 422, "execution",
+              "about 20 points, more than query.max_points = 5");
+  options.max_points = 1000;
+  options.max_series = 1;
+  Configure(options);
+  ExpectError(Get("/api/v1/query?query=cpu_usage&time=1700000000"), 422, "execution",
+              "query.max_series");
+  ExpectError(Get("/api/v1/export?match[]=cpu_usage"), 422, "execution", "query.max_series");
+  EXPECT_EQ(Get("/api/v1/export?match[]=mem_free").status, 200);
+}
+
+TEST_F(QueryApiTest, ConcurrencyCapIs503) {
+  QueryOptions options;
+  options.max_concurrent = 1;
+  Configure(options);
+  // A streamed export holds its slot until the body is complete.
+  HttpReply pending;
+  router_->Handle(testing::MakeGet("/api/v1/export?match[]=cpu_usage"), pending);
+  ASSERT_TRUE(pending.stream);
+  ExpectError(Get("/api/v1/query?query=1"), 503, "unavailable", "query.max_concurrent");
+  pending.stream = nullptr;
+  EXPECT_EQ(Get("/api/v1/query?query=1").status, 200);
+  EXPECT_EQ(Get("/api/v1/query?query=1").status, 200);
+}
+
+TEST_F(QueryApiTest, SeriesLabelsAndValues) {
+  EXPECT_EQ(Get("/api/v1/series?match[]=cpu_usage").body,
+            R"({"status":"success","data":[{"__name__":"cpu_usage","host":"a"},)"
+            R"({"__name__":"cpu_usage","host":"b"}]})"
+            "\n");
+  EXPECT_EQ(Post("/api/v1/series", "match[]=mem_free&match[]=" + Encode("{host=\"a\"}")).body,
+            R"({"status":"success","data":[{"__name__":"cpu_usage","host":"a"},)"
+            R"({"__name__":"mem_free","host":"a"},{"__name__":"req_total","host":"a"}]})"
+            "\n");
+  EXPECT_EQ(Get("/api/v1/labels").body,
+            "{\"status\":\"success\",\"data\":[\"__name__\",\"host\"]}\n");
+  EXPECT_EQ(Get("/api/v1/label/__name__/values").body,
+            "{\"status\":\"success\",\"data\":[\"cpu_usage\",\"mem_free\",\"req_total\"]}\n");
+  EXPECT_EQ(Get("/api/v1/label/host/values").body,
+            "{\"status\":\"success\",\"data\":[\"a\",\"b\"]}\n");
+  EXPECT_EQ(Get("/api/v1/label/host/values?match[]=mem_free").body,
+            "{\"status\":\"success\",\"data\":[\"a\"]}\n");
+  EXPECT_EQ(Get("/api/v1/label/nope/values").body, "{\"status\":\"success\",\"data\":[]}\n");
+  const Response info = Get("/api/v1/status/buildinfo");
+  EXPECT_EQ(info.status, 200);
+  EXPECT_NE(info.body.find("\"version\":"), std::string::npos);
+}
+
+TEST_F(QueryApiTest, OperationsEndpoints) {
+  const Response health = Get("/health");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, "{\"status\":\"ok\"}\n");
+  Get("/api/v1/query?query=1");
+  const Response metrics = Get("/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  for (const char* name :
+       {"ingot_queries_total{endpoint=\"query\"}", "ingot_query_duration_seconds_bucket",
+        "ingot_head_points 35", "ingot_head_series 4", "ingot_compression_ratio",
+        "ingot_points_accepted_total", "ingot_wal_fsync_seconds", "ingot_rocksdb_memtable_bytes"}) {
+    EXPECT_NE(metrics.body.find(name), std::string::npos) << name;
+  }
+  ExpectError(Get("/debug/pprof/profile?seconds=abc"), 400, "bad_data",
+              R"(invalid parameter \"seconds\")");
+  ExpectError(Get("/debug/pprof/profile?seconds=301"), 400, "bad_data",
+              R"(invalid parameter \"seconds\")");
+#ifdef INGOT_HAVE_PROFILER
+  const Response profile = Get("/debug/pprof/profile?seconds=1");
+  EXPECT_EQ(profile.status, 200);
+  EXPECT_EQ(profile.content_type, "application/octet-stream");
+  EXPECT_FALSE(profile.body.empty());
+#else
+  EXPECT_EQ(Get("/debug/pprof/profile?seconds=1").status, 501);
+#endif
+}
+
+// The window functions, with chunks counted or summed from their headers/values where they lie
+// inside a window, must equal a naive evaluation over the decoded points.
+class WindowPropertyTest : public testing::QueryFixture {};
+
+TEST_F(WindowPropertyTest, MatchesNaiveEvaluationAcrossChunkBoundaries) {
+  std::mt19937_64 rng(7);
+  Points points;
+  std::int64_t t = kT0;
+  for (int i = 0; i < 5000; ++i) {
+    t += (1 + static_cast<std::int64_t>(rng() % 3)) * kSec;
+    points.emplace_back(t, static_cast<double>(static_cast<int>(rng() % 2001) - 1000));
+  }
+  const SeriesId sid = Add("w", {}, "v", points);
+  SeriesCatalog catalog(storage_->index());
+  SeriesReader reader(*storage_);
+  std::vector<std::int64_t> all_ts;
+  std::vector<double> all_values;
+  ASSERT_TRUE(storage_->ReadSeries(sid, points.front().first, points.back().first, &all_ts,
+                                   &all_values)
+                  .ok());
+  ASSERT_EQ(all_ts.size(), points.size());
+  const char* functions[] = {"count_over_time", "sum_over_time", "avg_over_time",
+                             "min_over_time",   "max_over_time", "last_over_time"};
+  for (int round = 0; round < 60; ++round) {
+    const std::int64_t range = (1 + static_cast<std::int64_t>(rng() % 4000)) * kSec;
+    const std::int64_t step = (1 + static_cast<std::int64_t>(rng() % 3000)) * kSec;
+    const std::int64_t start =
+        points.front().first - 500 * kSec + static_cast<std::int64_t>(rng() % 12000) * kSec;
+    const std::int64_t end = start + static_cast<std::int64_t>(rng() % 40) * step;
+    EvalParams params;
+    params.start_ns = start;
+    params.end_ns = end;
+    params.step_ns = step;
+    for (const char* f : functions) {
+      std::unique_ptr<Expr> expr;
+      const std::string text = std::string(f) + "(w_v[" + std::to_string(range / kSec) + "s])";
+      ASSERT_TRUE(ParseExpr(text, &expr).ok());
+      EvalResult result;
+      ASSERT_TRUE(Evaluate(*expr, params, catalog, reader, &result).ok()) << text;
+      for (std::size_t i = 0; i < params.steps(); ++i) {
+        const std::int64_t at = start + static_cast<std::int64_t>(i) * step;
+        double count = 0, sum = 0, mn = INFINITY, mx = -INFINITY, last = 0;
+        for (std::size_t k = 0; k < all_ts.size(); ++k) {
+          if (all_ts[k] <= at - range || all_ts[k] > at) continue;
+          ++count;
+          sum += all_values[k];
+          mn = std::min(mn, all_values[k]);
+          mx = std::max(mx, all_values[k]);
+          last = all_values[k];
+        }
+        const bool present = !result.series.empty() && result.series[0].present[i];
+        ASSERT_EQ(present, count > 0) << text << " step " << i;
+        if (!present) continue;
+        const double got = result.series[0].values[i];
+        const std::string fn = f;
+        const double want = fn == "count_over_time" ? count
+                            : fn == "sum_over_time" ? sum
+                            : fn == "avg_over_time" ? sum / count
+                            : fn == "min_over_time" ? mn
+                            : fn == "max_over_time" ? mx
+                                                    : last;
+        ASSERT_EQ(got, want) << text << " start " << start << " step " << step << " i " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ingot

@@ -1,0 +1,123 @@
+#include "tests/query/query_test_util.h"
+
+#include <bit>
+#include <cstdlib>
+#include <filesystem>
+
+#include "query/query_routes.h"
+
+namespace ingot::testing {
+
+ScratchDir::ScratchDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/ingot-query-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+  path_ = tmpl;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+Response RunRequest(const HttpRouter& router, const HttpRequest& request) {
+  HttpReply reply;
+  reply.response.version(11);
+  router.Handle(request, reply);
+  Response r;
+  r.status = static_cast<int>(reply.response.result_int());
+  r.content_type = std::string(reply.response[http::field::content_type]);
+  r.body = reply.response.body();
+  if (reply.stream) {
+    r.streamed = true;
+    std::string chunk;
+    bool more = true;
+    while (more) {
+      chunk.clear();
+      more = reply.stream(&chunk);
+      r.body += chunk;
+    }
+  }
+  return r;
+}
+
+HttpRequest MakeGet(const std::string& target) {
+  HttpRequest request(http::verb::get, target, 11);
+  return request;
+}
+
+HttpRequest MakePost(const std::string& target, const std::string& form_body) {
+  HttpRequest request(http::verb::post, target, 11);
+  request.set(http::field::content_type, "application/x-www-form-urlencoded");
+  request.body() = form_body;
+  request.prepare_payload();
+  return request;
+}
+
+std::string Encode(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-' ||
+        u == '.' || u == '_' || u == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+void QueryFixture::SetUp() {
+  StorageOptions options;
+  options.data_dir = dir_.path();
+  options.wal_sync = "none";
+  options.block_cache_bytes = 8 << 20;
+  options.checkpoint_interval_ms = 3'600'000;
+  ASSERT_TRUE(Storage::Open(options, 2, clock_, &storage_).ok());
+  Configure(QueryOptions{});
+}
+
+void QueryFixture::TearDown() {
+  router_.reset();
+  if (storage_) {
+    EXPECT_TRUE(storage_->Close().ok());
+  }
+  storage_.reset();
+}
+
+void QueryFixture::Configure(const QueryOptions& options) {
+  router_ = std::make_unique<HttpRouter>();
+  RegisterQueryRoutes(*router_, *storage_, options);
+}
+
+SeriesId QueryFixture::Add(const std::string& measurement,
+                           std::vector<std::pair<std::string, std::string>> tags,
+                           const std::string& field, const Points& points, ValueType type) {
+  std::sort(tags.begin(), tags.end());
+  std::vector<TagView> views;
+  for (const auto& [k, v] : tags) views.emplace_back(k, v);
+  std::string key;
+  BuildSeriesKey(measurement, views, field, &key);
+  SeriesId sid = 0;
+  ValueType stored;
+  EXPECT_TRUE(storage_->index().Resolve(key, type, &sid, &stored).ok());
+  std::vector<PointRecord> batch;
+  for (const auto& [ts, v] : points) {
+    const std::uint64_t bits = type == ValueType::kFloat
+                                   ? std::bit_cast<std::uint64_t>(v)
+                                   : static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+    batch.push_back({sid, ts, bits, type});
+  }
+  if (!batch.empty()) {
+    AppendResult result;
+    EXPECT_TRUE(storage_->shard(storage_->ShardOf(sid)).Append(batch, &result).ok());
+    EXPECT_EQ(result.accepted, batch.size());
+  }
+  return sid;
+}
+
+}  // namespace ingot::testing
