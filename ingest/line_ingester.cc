@@ -24,7 +24,17 @@ RateLimiter& BadLineLimiter() {
 // must not hold their keys forever.
 constexpr std::size_t kMaxCachedPrefixes = 1 << 20;
 
-constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+// True when `v` converts to a double and back unchanged. (Comparing the converted value against
+// 2^53 is not enough: 2^53 + 1 rounds down to 2^53 and would pass.) The upper bound keeps the
+// conversion back defined: 2^63 (resp. 2^64) is where a rounded-up value leaves the type's range.
+bool IsExactDouble(std::int64_t v) {
+  const double d = static_cast<double>(v);
+  return d < 9223372036854775808.0 && static_cast<std::int64_t>(d) == v;
+}
+bool IsExactDouble(std::uint64_t v) {
+  const double d = static_cast<double>(v);
+  return d < 18446744073709551616.0 && static_cast<std::uint64_t>(d) == v;
+}
 
 ValueType WantedType(FieldType type) {
   switch (type) {
@@ -185,11 +195,9 @@ void LineIngester::AddPoint(const FieldEntry& series, std::int64_t ts_ns, const 
     case ValueType::kFloat:
       if (field.type == FieldType::kFloat) {
         bits = std::bit_cast<std::uint64_t>(field.float_value);
-      } else if (field.type == FieldType::kInt &&
-                 std::abs(static_cast<double>(field.int_value)) <= kMaxExactInteger) {
+      } else if (field.type == FieldType::kInt && IsExactDouble(field.int_value)) {
         bits = std::bit_cast<std::uint64_t>(static_cast<double>(field.int_value));
-      } else if (field.type == FieldType::kUint &&
-                 static_cast<double>(field.uint_value) <= kMaxExactInteger) {
+      } else if (field.type == FieldType::kUint && IsExactDouble(field.uint_value)) {
         bits = std::bit_cast<std::uint64_t>(static_cast<double>(field.uint_value));
       } else {
         ok = false;

@@ -266,6 +266,10 @@ bool ParsePrecision(std::string_view name, Precision* out) noexcept {
     *out = Precision::kMilliseconds;
   } else if (name == "s") {
     *out = Precision::kSeconds;
+  } else if (name == "m") {
+    *out = Precision::kMinutes;
+  } else if (name == "h") {
+    *out = Precision::kHours;
   } else {
     return false;
   }
@@ -282,6 +286,10 @@ std::string_view PrecisionName(Precision precision) noexcept {
       return "ms";
     case Precision::kSeconds:
       return "s";
+    case Precision::kMinutes:
+      return "m";
+    case Precision::kHours:
+      return "h";
   }
   return "?";
 }
@@ -296,6 +304,10 @@ std::int64_t PrecisionNanos(Precision precision) noexcept {
       return 1000000;
     case Precision::kSeconds:
       return 1000000000;
+    case Precision::kMinutes:
+      return 60LL * 1000000000;
+    case Precision::kHours:
+      return 3600LL * 1000000000;
   }
   return 1;
 }

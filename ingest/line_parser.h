@@ -40,6 +40,8 @@ enum class Precision : unsigned char {
   kMicroseconds,
   kMilliseconds,
   kSeconds,
+  kMinutes,  // InfluxDB 1.x HTTP only
+  kHours,    // InfluxDB 1.x HTTP only
 };
 
 // Parses "ns", "us", "ms", "s" (and InfluxDB 1.x's "n" and "u"). Returns false for anything else.

@@ -170,6 +170,8 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
         const std::size_t stop = static_cast<std::size_t>(static_cast<const char*>(last_nl) - base) + 1;
         std::string_view lines(base + begin, stop - begin);
         consumer->Consume(lines);
+        // Time blocked on backpressure inside Consume() is not idleness of the client.
+        conn->last_activity = std::chrono::steady_clock::now();
         lines_before += static_cast<std::uint64_t>(std::count(lines.begin(), lines.end(), '\n'));
         begin = stop;
       }

@@ -31,21 +31,6 @@ std::string JsonError(std::string_view message) {
   return out;
 }
 
-bool ParseHttpPrecision(std::string_view name, Precision* out) {
-  if (name.empty() || name == "n" || name == "ns") {
-    *out = Precision::kNanoseconds;
-  } else if (name == "u" || name == "us" || name == "µ") {
-    *out = Precision::kMicroseconds;
-  } else if (name == "ms") {
-    *out = Precision::kMilliseconds;
-  } else if (name == "s") {
-    *out = Precision::kSeconds;
-  } else {
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string Gunzip(std::string_view compressed, std::uint64_t max_bytes, std::string* out) {
@@ -94,10 +79,10 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
     response.body = JsonError(message);
     return response;
   };
-  Precision precision;
-  if (!ParseHttpPrecision(request.precision, &precision)) {
+  Precision precision = Precision::kNanoseconds;
+  if (!request.precision.empty() && !ParsePrecision(request.precision, &precision)) {
     return fail(400, "invalid precision \"" + std::string(request.precision) +
-                         "\": use n, ns, u, us, ms or s");
+                         "\": use n, ns, u, us, ms, s, m or h");
   }
   std::string inflated;
   std::string_view body = request.body;
@@ -127,19 +112,16 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
     return fail(500, "storage failed, points may not be durable: " +
                          ingester.storage_status().ToString());
   }
-  const std::uint64_t dropped_lines = stats.lines_malformed + stats.lines_too_long;
-  if (dropped_lines > 0) {
-    return fail(400, "partial write: " + stats.first_error +
-                         " dropped=" + std::to_string(dropped_lines));
-  }
-  if (stats.points_rejected > 0) {
-    return fail(400, "partial write: " + stats.first_error +
-                         " dropped=" + std::to_string(stats.points_rejected));
-  }
-  if (ingester.storage_rejected() > 0) {
-    return fail(400, "partial write: points older than their series' sealed data, past the "
-                     "retention or of a conflicting type dropped=" +
-                         std::to_string(ingester.storage_rejected()));
+  // As InfluxDB: dropped counts what was refused, lines that did not parse and points refused.
+  const std::uint64_t dropped = stats.lines_malformed + stats.lines_too_long +
+                                stats.points_rejected + ingester.storage_rejected();
+  if (dropped > 0) {
+    const std::string reason =
+        !stats.first_error.empty()
+            ? stats.first_error
+            : "points older than their series' sealed data, past the retention or of a "
+              "conflicting type";
+    return fail(400, "partial write: " + reason + " dropped=" + std::to_string(dropped));
   }
   response.status = 204;
   return response;

@@ -621,7 +621,12 @@ TEST(PrecisionTest, Names) {
   EXPECT_EQ(PrecisionNanos(p), 1000000);
   ASSERT_TRUE(ParsePrecision("s", &p));
   EXPECT_EQ(PrecisionName(p), "s");
-  EXPECT_FALSE(ParsePrecision("h", &p));
+  ASSERT_TRUE(ParsePrecision("m", &p));
+  EXPECT_EQ(PrecisionNanos(p), 60LL * 1000000000);
+  ASSERT_TRUE(ParsePrecision("h", &p));
+  EXPECT_EQ(PrecisionNanos(p), 3600LL * 1000000000);
+  EXPECT_EQ(PrecisionName(p), "h");
+  EXPECT_FALSE(ParsePrecision("d", &p));
   EXPECT_FALSE(ParsePrecision("", &p));
 }
 

@@ -1,0 +1,201 @@
+// Real client libraries against the real ingotd: QuestDB's Node.js client over TCP line protocol
+// and the `influx` InfluxDB 1.x client over HTTP /write (scripts in tests/clients/). Each script
+// prints what it handed to its library; after the node stops, the data directory is reopened and
+// every value must read back identically (and nothing else may be there).
+//
+// The libraries are installed once per build tree by tests/clients/install.sh (a ctest fixture).
+// Without Node.js these tests fail, by design: CI must run them.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "chunk/storage.h"
+#include "tests/e2e/node_process.h"
+#include "tests/ingest/ingest_test_util.h"
+
+namespace ingot::ingest {
+namespace {
+
+using ingot::testing::HttpGet;
+using ingot::testing::NodeProcess;
+using ingot::testing::TempDir;
+using testutil::ExpectedData;
+using testutil::MetricValue;
+
+const std::string kClientsDir = INGOT_CLIENTS_DIR;  // the scripts
+const std::string kNpmDir = INGOT_NPM_DIR;          // where install.sh put node_modules
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Single-quotes `s` for /bin/sh.
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// Fails the test (with what to do about it) unless node and the installed libraries are present.
+::testing::AssertionResult ClientsAvailable() {
+  if (std::system("command -v node >/dev/null 2>&1") != 0) {
+    return ::testing::AssertionFailure()
+           << "Node.js ('node') is not installed: the real-client tests need it "
+              "(./dev deps installs nodejs and npm)";
+  }
+  for (const char* module : {"@questdb/nodejs-client", "influx"}) {
+    if (!std::filesystem::exists(kNpmDir + "/node_modules/" + module + "/package.json")) {
+      return ::testing::AssertionFailure()
+             << "npm package '" << module << "' is not installed in " << kNpmDir
+             << ": run tests/clients/install.sh " << kNpmDir
+             << " (ctest runs it as the ingest_clients_install fixture)";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs `node <script> <port> <rows>`; its stdout (the record of what it sent) goes to `*record`.
+::testing::AssertionResult RunWriter(const std::string& script, unsigned short port, int rows,
+                                     const std::string& scratch, std::string* record) {
+  const std::string out = scratch + "/" + script + ".out";
+  const std::string err = scratch + "/" + script + ".err";
+  const std::string command = "cd " + ShellQuote(kClientsDir) + " && NODE_PATH=" +
+                              ShellQuote(kNpmDir + "/node_modules") + " node " + script + " " +
+                              std::to_string(port) + " " + std::to_string(rows) + " > " +
+                              ShellQuote(out) + " 2> " + ShellQuote(err);
+  const int status = std::system(command.c_str());
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return ::testing::AssertionFailure() << command << " failed (status " << status << "):\n"
+                                         << ReadFile(err);
+  }
+  *record = ReadFile(out);
+  return ::testing::AssertionSuccess();
+}
+
+// Turns the scripts' JSON records into the expectation; `*values` counts them.
+::testing::AssertionResult ParseRecord(const std::string& text, ExpectedData* expected,
+                                       std::size_t* values) {
+  std::istringstream in(text);
+  std::string line;
+  *values = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return ::testing::AssertionFailure() << "not a record: " << line;
+    testutil::TagList tags;
+    for (const auto& [k, v] : j.at("tags").items()) tags.emplace_back(k, v.get<std::string>());
+    const std::string type = j.at("type").get<std::string>();
+    const std::string ts_text = j.at("ts").get<std::string>();
+    const std::string value_text = j.at("value").get<std::string>();
+    std::int64_t ts = 0;
+    std::from_chars(ts_text.data(), ts_text.data() + ts_text.size(), ts);
+    double value = 0;
+    ValueType value_type = ValueType::kFloat;
+    if (type == "float") {
+      const auto r = std::from_chars(value_text.data(), value_text.data() + value_text.size(), value);
+      if (r.ec != std::errc()) return ::testing::AssertionFailure() << "bad float: " << line;
+    } else {
+      std::int64_t i = 0;
+      const auto r = std::from_chars(value_text.data(), value_text.data() + value_text.size(), i);
+      if (r.ec != std::errc()) return ::testing::AssertionFailure() << "bad integer: " << line;
+      value = static_cast<double>(i);
+      value_type = type == "integer" ? ValueType::kInteger : ValueType::kBoolean;
+    }
+    expected->Add(testutil::SeriesKeyOf(j.at("m").get<std::string>(), std::move(tags),
+                                        j.at("field").get<std::string>()),
+                  value_type, ts, value);
+    ++*values;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+double Metric(unsigned short http_port, const std::string& sample) {
+  return MetricValue(HttpGet(http_port, "/metrics").body, sample);
+}
+
+::testing::AssertionResult StoredExactly(const std::string& data_dir,
+                                         const ExpectedData& expected) {
+  std::unique_ptr<Storage> storage;
+  const Status st = Storage::Open(testutil::TestStorageOptions(data_dir), 1,
+                                  SystemClock::Instance(), &storage);
+  if (!st.ok()) return ::testing::AssertionFailure() << "reopening: " << st.ToString();
+  ::testing::AssertionResult result = expected.Matches(*storage);
+  EXPECT_TRUE(storage->Close().ok());
+  return result;
+}
+
+TEST(RealClients, QuestDbNodejsClientOverTcp) {
+  ASSERT_TRUE(ClientsAvailable());
+  TempDir dir;
+  const std::string data_dir = dir.path() + "/data";
+  NodeProcess node(data_dir, {"--set", "ingest.shards=2"});
+  ASSERT_TRUE(node.ok()) << node.log();
+
+  constexpr int kRows = 3000;
+  std::string record;
+  ASSERT_TRUE(RunWriter("questdb_writer.js", node.tcp_port(), kRows, dir.path(), &record));
+  ExpectedData expected;
+  std::size_t values = 0;
+  ASSERT_TRUE(ParseRecord(record, &expected, &values));
+  ASSERT_EQ(values, 3u * kRows);
+
+  // TCP has no acknowledgement: wait (hang guard only) until the node has taken every line in.
+  const unsigned short http = node.http_port();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((Metric(http, "ingot_lines_total") < kRows || Metric(http, "ingot_connections") != 0) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(Metric(http, "ingot_lines_total"), kRows);
+  EXPECT_EQ(Metric(http, "ingot_lines_rejected_total{reason=\"malformed\"}"), 0);
+  EXPECT_EQ(Metric(http, "ingot_points_accepted_total"), static_cast<double>(values));
+  EXPECT_EQ(Metric(http, "ingot_points_rejected_total{reason=\"string_unsupported\"}"), kRows);
+  ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
+  EXPECT_TRUE(StoredExactly(data_dir, expected));
+}
+
+TEST(RealClients, InfluxClientOverHttpWrite) {
+  ASSERT_TRUE(ClientsAvailable());
+  TempDir dir;
+  const std::string data_dir = dir.path() + "/data";
+  NodeProcess node(data_dir, {"--set", "ingest.shards=2"});
+  ASSERT_TRUE(node.ok()) << node.log();
+
+  constexpr int kRows = 3000;
+  std::string record;
+  ASSERT_TRUE(RunWriter("influx_writer.js", node.http_port(), kRows, dir.path(), &record));
+  ExpectedData expected;
+  std::size_t values = 0;
+  ASSERT_TRUE(ParseRecord(record, &expected, &values));
+  ASSERT_EQ(values, 3u * kRows);
+  // Every write was answered 204 (the client throws otherwise), so all of it is accepted.
+  EXPECT_EQ(Metric(node.http_port(), "ingot_lines_total"), kRows);
+  EXPECT_EQ(Metric(node.http_port(), "ingot_points_accepted_total"), static_cast<double>(values));
+  EXPECT_EQ(Metric(node.http_port(), "ingot_http_write_errors_total"), 0);
+  ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
+  EXPECT_TRUE(StoredExactly(data_dir, expected));
+}
+
+}  // namespace
+}  // namespace ingot::ingest
