@@ -8,9 +8,11 @@
 #include <limits>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
 #include <zlib.h>
 
 #include "chunk/series_key.h"
+#include "query/binary_export.h"
 
 namespace ingot::ingest::testutil {
 
@@ -109,6 +111,51 @@ std::size_t ExpectedData::points() const {
   if (storage.index().size() != series_.size()) {
     return ::testing::AssertionFailure() << "storage holds " << storage.index().size()
                                          << " series, expected " << series_.size();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult ExpectedData::MatchesExport(std::string_view binary_export) const {
+  std::vector<ExportedSeries> exported;
+  const Status st = ParseBinaryExport(binary_export, &exported);
+  if (!st.ok()) return ::testing::AssertionFailure() << "export stream: " << st.ToString();
+  // Labels as a map: compared independently of the order the server writes them in.
+  std::map<std::map<std::string, std::string>, const ExportedSeries*> by_labels;
+  for (const ExportedSeries& e : exported) {
+    const nlohmann::json metric = nlohmann::json::parse(e.metric_json, nullptr, false);
+    if (!metric.is_object()) return ::testing::AssertionFailure() << "metric: " << e.metric_json;
+    by_labels[metric.get<std::map<std::string, std::string>>()] = &e;
+  }
+  if (exported.size() != series_.size()) {
+    return ::testing::AssertionFailure() << "export holds " << exported.size()
+                                         << " series, expected " << series_.size();
+  }
+  for (const auto& [key, expected] : series_) {
+    SeriesKeyParts parts;
+    if (!ParseSeriesKey(key, &parts).ok()) return ::testing::AssertionFailure() << key;
+    std::map<std::string, std::string> labels(parts.tags.begin(), parts.tags.end());
+    labels["__name__"] = parts.measurement + "_" + parts.field;
+    const auto it = by_labels.find(labels);
+    if (it == by_labels.end()) {
+      return ::testing::AssertionFailure() << "series '" << key << "' missing from the export";
+    }
+    const ExportedSeries& got = *it->second;
+    if (got.ts_ns.size() != expected.points.size()) {
+      return ::testing::AssertionFailure() << "series '" << key << "' exported "
+                                           << got.ts_ns.size() << " points, expected "
+                                           << expected.points.size();
+    }
+    std::size_t i = 0;
+    for (const auto& [ts, value] : expected.points) {
+      if (got.ts_ns[i] != ts ||
+          std::bit_cast<std::uint64_t>(got.values[i]) != std::bit_cast<std::uint64_t>(value)) {
+        return ::testing::AssertionFailure()
+               << "series '" << key << "' point " << i << ": exported (" << got.ts_ns[i] << ", "
+               << FormatDouble(got.values[i]) << "), expected (" << ts << ", "
+               << FormatDouble(value) << ")";
+      }
+      ++i;
+    }
   }
   return ::testing::AssertionSuccess();
 }

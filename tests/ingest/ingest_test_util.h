@@ -62,6 +62,9 @@ class ExpectedData {
   // Every expected series exists with its type and exactly these points (bit-exact values), and
   // `storage` holds no other series.
   ::testing::AssertionResult Matches(Storage& storage) const;
+  // The same comparison against what a node's query API returns: the binary stream of
+  // `/api/v1/export` (series named `<measurement>_<field>`, tags as labels), exactly, bit for bit.
+  ::testing::AssertionResult MatchesExport(std::string_view binary_export) const;
 
  private:
   struct Series {

@@ -28,6 +28,7 @@
 namespace ingot::ingest {
 namespace {
 
+using ingot::testing::HttpResult;
 using ingot::testing::HttpGet;
 using ingot::testing::NodeProcess;
 using ingot::testing::TempDir;
@@ -134,6 +135,16 @@ double Metric(unsigned short http_port, const std::string& sample) {
   return MetricValue(HttpGet(http_port, "/metrics").body, sample);
 }
 
+// Reads every series back through the node's query API (binary export: bit-exact values).
+::testing::AssertionResult ExportedExactly(unsigned short http_port, const ExpectedData& expected) {
+  const HttpResult r =
+      HttpGet(http_port, "/api/v1/export?format=binary&match[]=%7B__name__%3D~%22.%2B%22%7D");
+  if (r.status != 200) {
+    return ::testing::AssertionFailure() << "export: HTTP " << r.status << " " << r.body << r.error;
+  }
+  return expected.MatchesExport(r.body);
+}
+
 ::testing::AssertionResult StoredExactly(const std::string& data_dir,
                                          const ExpectedData& expected) {
   std::unique_ptr<Storage> storage;
@@ -171,6 +182,7 @@ TEST(RealClients, QuestDbNodejsClientOverTcp) {
   EXPECT_EQ(Metric(http, "ingot_lines_rejected_total{reason=\"malformed\"}"), 0);
   EXPECT_EQ(Metric(http, "ingot_points_accepted_total"), static_cast<double>(values));
   EXPECT_EQ(Metric(http, "ingot_points_rejected_total{reason=\"string_unsupported\"}"), kRows);
+  EXPECT_TRUE(ExportedExactly(http, expected));
   ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
   EXPECT_TRUE(StoredExactly(data_dir, expected));
 }
@@ -193,6 +205,7 @@ TEST(RealClients, InfluxClientOverHttpWrite) {
   EXPECT_EQ(Metric(node.http_port(), "ingot_lines_total"), kRows);
   EXPECT_EQ(Metric(node.http_port(), "ingot_points_accepted_total"), static_cast<double>(values));
   EXPECT_EQ(Metric(node.http_port(), "ingot_http_write_errors_total"), 0);
+  EXPECT_TRUE(ExportedExactly(node.http_port(), expected));
   ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
   EXPECT_TRUE(StoredExactly(data_dir, expected));
 }
