@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "config/config_loader.h"
+#include "config/listener.h"
 #include "config/logging.h"
 
 namespace ingot {
@@ -16,24 +16,7 @@ TcpServer::TcpServer(const IngestOptions& options, LineConsumerFactory factory)
 TcpServer::~TcpServer() { Stop(); }
 
 Status TcpServer::Start(const std::string& listen, unsigned threads) {
-  std::string host;
-  unsigned short port = 0;
-  INGOT_RETURN_IF_ERROR(ParseListenAddress(listen, &host, &port).WithContext("ingest.tcp_listen"));
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
-  if (ec) {
-    return Status::InvalidArgument("ingest.tcp_listen: '" + host + "' is not an IP address");
-  }
-  acceptor_ = std::make_unique<tcp::acceptor>(io_);
-  const tcp::endpoint endpoint(address, port);
-  acceptor_->open(endpoint.protocol(), ec);
-  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_->bind(endpoint, ec);
-  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Status::IOError("line-protocol TCP listener: cannot bind " + listen + " (port " +
-                           std::to_string(port) + "): " + ec.message());
-  }
+  INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "ingest.tcp_listen", "line-protocol TCP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
   if (threads == 0) threads = 1;

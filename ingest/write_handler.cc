@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include "config/json_string.h"
 #include "ingest/ingest_metrics.h"
 #include "ingest/line_ingester.h"
 
@@ -9,25 +10,9 @@ namespace ingot::ingest {
 namespace {
 
 std::string JsonError(std::string_view message) {
-  std::string out = "{\"error\":\"";
-  for (char c : message) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += "\"}\n";
+  std::string out = "{\"error\":";
+  AppendJsonString(message, &out);
+  out += "}\n";
   return out;
 }
 

@@ -5,7 +5,7 @@
 
 #include <boost/beast/core.hpp>
 
-#include "config/config_loader.h"
+#include "config/listener.h"
 #include "config/logging.h"
 
 namespace ingot {
@@ -122,24 +122,7 @@ HttpServer::HttpServer(const QueryOptions& options, const HttpRouter& router)
 HttpServer::~HttpServer() { Stop(); }
 
 Status HttpServer::Start(const std::string& listen) {
-  std::string host;
-  unsigned short port = 0;
-  INGOT_RETURN_IF_ERROR(ParseListenAddress(listen, &host, &port).WithContext("query.http_listen"));
-  boost::system::error_code ec;
-  const auto address = asio::ip::make_address(host, ec);
-  if (ec) {
-    return Status::InvalidArgument("query.http_listen: '" + host + "' is not an IP address");
-  }
-  acceptor_ = std::make_unique<tcp::acceptor>(io_);
-  const tcp::endpoint endpoint(address, port);
-  acceptor_->open(endpoint.protocol(), ec);
-  if (!ec) acceptor_->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_->bind(endpoint, ec);
-  if (!ec) acceptor_->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Status::IOError("HTTP listener: cannot bind " + listen + " (port " +
-                           std::to_string(port) + "): " + ec.message());
-  }
+  INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "query.http_listen", "HTTP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
   const unsigned threads = options_.http_threads == 0 ? 1 : options_.http_threads;

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/json_string.h"
 #include "config/status.h"
 
 namespace ingot {
@@ -34,8 +35,6 @@ void AppendInt(std::int64_t v, std::string* out);
 void AppendMillis(std::int64_t ts_ns, std::string* out);
 // Seconds since the epoch with the exact fraction, trailing zeros trimmed ("1700000000.5").
 void AppendSeconds(std::int64_t ts_ns, std::string* out);
-// Appends `text` as a quoted JSON string (escaping quotes, backslashes and control bytes).
-void AppendJsonString(std::string_view text, std::string* out);
 
 // A time parameter: Unix seconds with an optional fraction ("1700000000.123"), or RFC 3339
 // ("2023-11-14T22:13:20.123Z", "...+02:00"). InvalidArgument otherwise.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "config/json_string.h"
+
 namespace ingot::bench {
 namespace {
 
@@ -14,23 +16,9 @@ std::string Printf(const char* format, auto... args) {
 }
 
 std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += Printf("\\u%04x", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  AppendJsonString(s, &out);
+  return out;
 }
 
 std::string JsonNumber(double v) {
