@@ -135,7 +135,7 @@ TEST(CrashTest, AcknowledgedPointsSurviveSigkill) {
   }
   ASSERT_GE(acked, 0) << "the writer never acknowledged a batch";
   std::unique_ptr<Storage> storage;
-  ASSERT_TRUE(Storage::Open(testing::TestOptions(dir.path()), 2, SystemClock::Instance(), &storage)
+  ASSERT_TRUE(Storage::Open(testing::TestStorageOptions(dir.path()), 2, SystemClock::Instance(), &storage)
                   .ok());
   EXPECT_GT(storage->recovery_stats().segments, 0u);
   VerifyBatches(*storage, acked);
@@ -152,7 +152,7 @@ TEST(CrashTest, AbandonedRunReplaysIntoADifferentShardCount) {
   ASSERT_EQ(Finish(c, false), 0);
   ASSERT_EQ(acked, 299);
   std::unique_ptr<Storage> storage;
-  ASSERT_TRUE(Storage::Open(testing::TestOptions(dir.path()), 2, SystemClock::Instance(), &storage)
+  ASSERT_TRUE(Storage::Open(testing::TestStorageOptions(dir.path()), 2, SystemClock::Instance(), &storage)
                   .ok());
   EXPECT_GT(storage->recovery_stats().points_replayed, 0u);
   EXPECT_GT(storage->recovery_stats().heads_restored, 0u);  // checkpoints ran (8000-byte bound)
@@ -160,7 +160,7 @@ TEST(CrashTest, AbandonedRunReplaysIntoADifferentShardCount) {
   ASSERT_TRUE(storage->Close().ok());
   // The shard-2 directory of the old layout is gone; a clean close leaves no segments to replay.
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/wal/shard-2"));
-  ASSERT_TRUE(Storage::Open(testing::TestOptions(dir.path()), 2, SystemClock::Instance(), &storage)
+  ASSERT_TRUE(Storage::Open(testing::TestStorageOptions(dir.path()), 2, SystemClock::Instance(), &storage)
                   .ok());
   EXPECT_EQ(storage->recovery_stats().segments, 0u);
   VerifyBatches(*storage, acked);
@@ -176,7 +176,7 @@ TEST(CrashTest, CleanShutdownNeedsNoReplay) {
   ASSERT_EQ(Finish(c, false), 0);
   ASSERT_EQ(acked, 199);
   std::unique_ptr<Storage> storage;
-  ASSERT_TRUE(Storage::Open(testing::TestOptions(dir.path()), 2, SystemClock::Instance(), &storage)
+  ASSERT_TRUE(Storage::Open(testing::TestStorageOptions(dir.path()), 2, SystemClock::Instance(), &storage)
                   .ok());
   EXPECT_EQ(storage->recovery_stats().segments, 0u);
   EXPECT_GT(storage->recovery_stats().heads_restored, 0u);

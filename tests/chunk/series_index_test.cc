@@ -16,7 +16,7 @@ std::string Key(std::string_view m, std::vector<TagView> tags, std::string_view 
 class SeriesIndexTest : public ::testing::Test {
  protected:
   void Open() {
-    ASSERT_TRUE(ChunkStore::Open(dir_.path(), testing::TestOptions(dir_.path()), &store_).ok());
+    ASSERT_TRUE(ChunkStore::Open(dir_.path(), testing::TestStorageOptions(dir_.path()), &store_).ok());
     ASSERT_TRUE(SeriesIndex::Load(*store_, &index_).ok());
   }
   void Reopen() {

@@ -93,7 +93,7 @@ class StorageTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  StorageOptions options_ = testing::TestOptions(dir_.path());
+  StorageOptions options_ = testing::TestStorageOptions(dir_.path());
   std::unique_ptr<Storage> storage_;
 };
 

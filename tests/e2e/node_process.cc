@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 #include <regex>
 #include <thread>
 
@@ -19,23 +18,6 @@
 #include "config/asio.h"
 
 namespace ingot::testing {
-
-TempDir::TempDir() {
-  std::random_device rd;
-  const auto base = std::filesystem::temp_directory_path();
-  for (;;) {
-    auto candidate = base / ("ingot-test-" + std::to_string(rd()));
-    if (std::filesystem::create_directory(candidate)) {
-      path_ = candidate.string();
-      break;
-    }
-  }
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 std::string IngotdPath() {
   if (const char* p = std::getenv("INGOT_INGOTD")) return p;

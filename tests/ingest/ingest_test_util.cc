@@ -16,26 +16,7 @@
 
 namespace ingot::ingest::testutil {
 
-ScratchDir::ScratchDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/ingot-ingest-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-  path_ = tmpl;
-}
 
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
-StorageOptions TestStorageOptions(const std::string& data_dir, const std::string& wal_sync) {
-  StorageOptions o;
-  o.data_dir = data_dir;
-  o.wal_sync = wal_sync;
-  o.block_cache_bytes = 8 << 20;
-  o.checkpoint_interval_ms = 3'600'000;
-  return o;
-}
 
 std::string SeriesKeyOf(std::string_view measurement, TagList tags, std::string_view field) {
   std::sort(tags.begin(), tags.end());

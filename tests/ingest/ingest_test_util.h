@@ -13,26 +13,15 @@
 
 #include "chunk/storage.h"
 #include "config/options.h"
+#include "tests/support/temp_dir.h"
 
 namespace ingot::ingest::testutil {
 
-// A fresh directory under $TMPDIR, removed with its contents on destruction.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ScratchDir = ::ingot::testing::TempDir;
+using ::ingot::testing::TestStorageOptions;
 
 using TagList = std::vector<std::pair<std::string, std::string>>;
 
-// Storage options for a test store in `data_dir`: small cache, no periodic checkpoints.
-StorageOptions TestStorageOptions(const std::string& data_dir, const std::string& wal_sync = "none");
 
 // The canonical key of (measurement, tags in any order, field); components unescaped.
 std::string SeriesKeyOf(std::string_view measurement, TagList tags, std::string_view field);

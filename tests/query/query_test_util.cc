@@ -8,17 +8,6 @@
 
 namespace ingot::testing {
 
-ScratchDir::ScratchDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/ingot-query-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-  path_ = tmpl;
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 Response RunRequest(const HttpRouter& router, const HttpRequest& request) {
   HttpReply reply;

@@ -15,20 +15,11 @@
 #include "config/clock.h"
 #include "config/options.h"
 #include "query/http_server.h"
+#include "tests/support/temp_dir.h"
 
 namespace ingot::testing {
 
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ScratchDir = TempDir;
 
 struct Response {
   int status = 0;
