@@ -191,53 +191,88 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// One codec's encoded copy of a data set and its timings.
 template <typename T>
-Row Measure(Codec codec, const std::vector<T>& data, Workspace& ws) {
-  const std::size_t blocks = (data.size() + kBlock - 1) / kBlock;
-  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
-  std::vector<std::uint8_t> encoded(blocks * slot);
-  std::vector<std::size_t> sizes(blocks);
-  std::vector<T> decoded(data.size());
-  const std::size_t reps = std::max<std::size_t>(1, kMinValuesPerTiming / data.size());
+struct Run {
+  Codec codec;
+  std::vector<std::uint8_t> encoded;
+  std::vector<std::size_t> sizes;
   Row row;
-  auto block_of = [&](std::size_t b) {
-    const std::size_t n = std::min(kBlock, data.size() - b * kBlock);
-    return std::span<const T>(data.data() + b * kBlock, n);
-  };
+};
 
-  auto start = Clock::now();
+// Encodes every block `reps` times (a fresh hint per pass, as for a new series) and returns the
+// seconds taken.
+template <typename T>
+double TimeEncode(Run<T>& run, const std::vector<T>& data, std::size_t reps, Workspace& ws,
+                  bool count_mix) {
+  const std::size_t blocks = run.sizes.size();
+  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  const auto start = Clock::now();
   for (std::size_t r = 0; r < reps; ++r) {
     SeriesHint hint;
     for (std::size_t b = 0; b < blocks; ++b) {
-      const EncodeResult res =
-          EncodeBlock<T>(codec, block_of(b), hint, ws, {encoded.data() + b * slot, slot});
-      sizes[b] = res.bytes;
-      if (r == 0) ++row.mix[static_cast<int>(res.encoding)];
+      const std::size_t n = std::min(kBlock, data.size() - b * kBlock);
+      const EncodeResult res = EncodeBlock<T>(run.codec, {data.data() + b * kBlock, n}, hint, ws,
+                                              {run.encoded.data() + b * slot, slot});
+      run.sizes[b] = res.bytes;
+      if (count_mix && r == 0) ++run.row.mix[static_cast<int>(res.encoding)];
     }
   }
-  auto end = Clock::now();
-  row.encode_ns = Seconds(start, end) * 1e9 / static_cast<double>(reps * data.size());
+  return Seconds(start, Clock::now());
+}
 
-  start = Clock::now();
+template <typename T>
+double TimeDecode(const Run<T>& run, std::vector<T>& decoded, std::size_t reps, Workspace& ws) {
+  const std::size_t blocks = run.sizes.size();
+  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  const auto start = Clock::now();
   for (std::size_t r = 0; r < reps; ++r) {
     for (std::size_t b = 0; b < blocks; ++b) {
-      const auto in = block_of(b);
-      const Status st = DecodeBlock<T>({encoded.data() + b * slot, sizes[b]},
-                                       std::span<T>(decoded.data() + b * kBlock, in.size()), ws);
+      const std::size_t n = std::min(kBlock, decoded.size() - b * kBlock);
+      const Status st = DecodeBlock<T>({run.encoded.data() + b * slot, run.sizes[b]},
+                                       std::span<T>(decoded.data() + b * kBlock, n), ws);
       if (!st.ok()) {
         std::fprintf(stderr, "decode failed: %s\n", st.ToString().c_str());
         std::exit(1);
       }
     }
   }
-  end = Clock::now();
-  row.decode_ns = Seconds(start, end) * 1e9 / static_cast<double>(reps * data.size());
+  return Seconds(start, Clock::now());
+}
 
-  std::size_t total = 0;
-  for (std::size_t s : sizes) total += s;
-  row.bits_per_value = static_cast<double>(total) * 8 / static_cast<double>(data.size());
-  row.verified = std::memcmp(decoded.data(), data.data(), data.size() * sizeof(T)) == 0;
-  return row;
+// Times every codec of one case in interleaved trials and keeps each codec's fastest trial: on a
+// shared, noisy machine the minimum is the time least disturbed by other work, and interleaving
+// exposes every codec to the same disturbances, so the ratios between rows stay meaningful.
+template <typename T>
+void MeasureAll(std::vector<Run<T>>& runs, const std::vector<T>& data, Workspace& ws) {
+  constexpr int kTrials = 5;
+  const std::size_t blocks = (data.size() + kBlock - 1) / kBlock;
+  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  const std::size_t reps = std::max<std::size_t>(1, kMinValuesPerTiming / kTrials / data.size());
+  const double values = static_cast<double>(reps * data.size());
+  std::vector<T> decoded(data.size());
+  for (auto& run : runs) {
+    run.encoded.assign(blocks * slot, 0);
+    run.sizes.assign(blocks, 0);
+    run.row = Row{};
+    (void)TimeEncode(run, data, 1, ws, true);  // warm-up; counts the encodings' mix
+    run.row.encode_ns = run.row.decode_ns = 1e300;
+  }
+  for (int t = 0; t < kTrials; ++t) {
+    for (auto& run : runs) {
+      run.row.encode_ns = std::min(run.row.encode_ns, TimeEncode(run, data, reps, ws, false) * 1e9 / values);
+    }
+    for (auto& run : runs) {
+      run.row.decode_ns = std::min(run.row.decode_ns, TimeDecode(run, decoded, reps, ws) * 1e9 / values);
+    }
+  }
+  for (auto& run : runs) {
+    (void)TimeDecode(run, decoded, 1, ws);
+    std::size_t total = 0;
+    for (std::size_t s : run.sizes) total += s;
+    run.row.bits_per_value = static_cast<double>(total) * 8 / static_cast<double>(data.size());
+    run.row.verified = std::memcmp(decoded.data(), data.data(), data.size() * sizeof(T)) == 0;
+  }
 }
 
 // The ALP encode of one block split into its phases, per value: exponent search (warm hint),
@@ -253,7 +288,8 @@ void AlpPhases(const std::vector<T>& data, Workspace& ws, double* search_ns, dou
   std::vector<std::uint8_t> out(MaxEncodedFloatBytes(kBlock, sizeof(T)));
   const std::size_t reps = std::max<std::size_t>(1, kMinValuesPerTiming / (blocks * kBlock));
   std::vector<AlpChoice> choices(blocks);
-  double t_search = 0, t_dry = 0, t_full = 0;
+  // Per phase, the fastest pass over the data (see MeasureAll).
+  double t_search = 1e300, t_dry = 1e300, t_full = 1e300;
   for (std::size_t r = 0; r < reps; ++r) {
     SeriesHint hint;
     auto a = Clock::now();
@@ -271,11 +307,11 @@ void AlpPhases(const std::vector<T>& data, Workspace& ws, double* search_ns, dou
                                 choices[b].factor, AlpMode::kPlain, ws, out, nullptr);
     }
     auto e = Clock::now();
-    t_search += Seconds(a, c);
-    t_dry += Seconds(c, d);
-    t_full += Seconds(d, e);
+    t_search = std::min(t_search, Seconds(a, c));
+    t_dry = std::min(t_dry, Seconds(c, d));
+    t_full = std::min(t_full, Seconds(d, e));
   }
-  const double values = static_cast<double>(reps * blocks * kBlock);
+  const double values = static_cast<double>(blocks * kBlock);
   *search_ns = t_search * 1e9 / values;
   *encode_ns = t_dry * 1e9 / values;
   *pack_ns = std::max(0.0, t_full - t_dry) * 1e9 / values;
@@ -315,11 +351,14 @@ bool RunCase(const Options& o, const std::string& type, const std::string& name,
   }
   const bool show_gorilla =
       std::find(o.codecs.begin(), o.codecs.end(), Codec::kGorilla) != o.codecs.end();
-  Row gorilla;
+  std::vector<Run<T>> runs;
+  for (Codec c : order) runs.push_back(Run<T>{c, {}, {}, {}});
+  MeasureAll(runs, data, ws);
+  const Row gorilla = runs[0].row;
   bool ok = true;
-  for (Codec c : order) {
-    const Row row = Measure<T>(c, data, ws);
-    if (c == Codec::kGorilla) gorilla = row;
+  for (const auto& run : runs) {
+    const Codec c = run.codec;
+    const Row& row = run.row;
     ok = ok && row.verified;
     if (c == Codec::kGorilla && !show_gorilla) continue;
     const double bytes = sizeof(T);

@@ -254,53 +254,186 @@ std::size_t EncodeAlpRd(std::span<const T> values, const AlpRdPlan& plan, Worksp
   }
 }
 
-template <typename T, bool kDryRun>
-std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out) noexcept {
+namespace {
+
+// The Gorilla stream writer of the hot loop: a 64-bit accumulator that is stored on every call and
+// advances by whole words, with selects instead of branches, so that a value costs two stores and
+// no data-dependent jumps. Stores may touch up to 16 bytes past the current word: the loop checks
+// once per value that those bytes are inside the physical buffer.
+class GorillaWriter {
+ public:
+  explicit GorillaWriter(std::uint8_t* out) : out_(out) {}
+
+  // REQUIRES: width <= 64, value < 2^width, word_bytes() + 16 <= the buffer's size.
+  void Put(std::uint64_t value, unsigned width) {
+    acc_ |= value << used_;
+    const unsigned total = used_ + width;
+    if (total >= 64) {
+      std::memcpy(out_ + pos_, &acc_, 8);
+      pos_ += 8;
+      // The bits of `value` that did not fit into the stored word (none when used_ == 0).
+      acc_ = (value >> 1) >> (63 - used_);
+    }
+    used_ = total & 63;
+  }
+
+  // Bytes of completed words.
+  std::size_t word_bytes() const { return pos_; }
+  // Stream length in bytes; writes the last partial word's bytes.
+  // REQUIRES: word_bytes() + length-in-bytes fits in the buffer.
+  std::size_t Finish() {
+    const std::size_t tail = (used_ + 7) / 8;
+    std::memcpy(out_ + pos_, &acc_, tail);
+    return pos_ + tail;
+  }
+  std::size_t Length() const { return pos_ + (used_ + 7) / 8; }
+
+ private:
+  std::uint8_t* out_;
+  std::size_t pos_ = 0;
+  std::uint64_t acc_ = 0;
+  unsigned used_ = 0;
+};
+
+// One Gorilla value, as a control field (the window bits, written first) and a payload, chosen by
+// selects: the window of a value depends on its predecessor's, and branching on it mispredicts on
+// every noisy series.
+template <typename T>
+struct GorillaStep {
   using Bits = BitsOf<T>;
-  constexpr unsigned kBits = sizeof(T) * 8;
-  const std::size_t n = values.size();
-  if (!kDryRun && out.size() < kBlockHeaderBytes) return 0;
-  BitWriter<kDryRun> writer(kDryRun ? nullptr : out.data() + kBlockHeaderBytes,
-                            kDryRun ? 0 : out.size() - kBlockHeaderBytes);
-  Bits prev = std::bit_cast<Bits>(values[0]);
-  writer.Put(prev, kBits);
-  unsigned prev_leading = 255;
+  static constexpr unsigned kBits = sizeof(T) * 8;
+  static constexpr unsigned kNewWindowBits = 2 + kGorillaLeadingBits + kGorillaLengthBits<T>;
+  // A leading count no value reaches, so that the first non-repeat opens a window.
+  unsigned prev_leading = 64;
   unsigned prev_trailing = 0;
   unsigned prev_length = 0;
-  for (std::size_t i = 1; i < n; ++i) {
-    const Bits cur = std::bit_cast<Bits>(values[i]);
-    const Bits x = cur ^ prev;
-    prev = cur;
+
+  // Writes the value whose XOR with its predecessor is x; returns the bits written.
+  template <typename Sink>
+  unsigned Next(Bits x, Sink&& put) {
+    // Fast path: a repeated value costs one bit ("0").
     if (x == 0) {
-      writer.Put(0, 1);  // fast path: a repeated value costs one bit
-      continue;
+      put(0, 1);
+      return 1;
     }
     const unsigned leading =
         std::min<unsigned>(static_cast<unsigned>(std::countl_zero(x)), kGorillaMaxLeading);
     const unsigned trailing = static_cast<unsigned>(std::countr_zero(x));
     if (leading >= prev_leading && trailing >= prev_trailing) {
-      writer.Put(0b01, 2);  // "10": reuse the previous window
-      writer.Put(static_cast<std::uint64_t>(x >> prev_trailing), prev_length);
-    } else {
-      const unsigned length = kBits - leading - trailing;
-      writer.Put(0b11, 2);
-      writer.Put(leading, kGorillaLeadingBits);
-      writer.Put(length - 1, kGorillaLengthBits<T>);
-      writer.Put(static_cast<std::uint64_t>(x >> trailing), length);
-      prev_leading = leading;
-      prev_trailing = trailing;
-      prev_length = length;
+      // "10": the value fits the previous window; control and payload go out as one field when
+      // they fit a word.
+      const auto payload = static_cast<std::uint64_t>(x >> prev_trailing);
+      if (prev_length <= 62) {
+        put(0b01u | (payload << 2), prev_length + 2);
+      } else {
+        put(0b01u, 2);
+        put(payload, prev_length);
+      }
+      return prev_length + 2;
     }
-    if constexpr (!kDryRun) {
-      if (writer.overflow()) return 0;
-    }
+    // "11" + leading + (length - 1): a new window.
+    const unsigned length = kBits - leading - trailing;
+    put(0b11u | (leading << 2) | ((length - 1) << (2 + kGorillaLeadingBits)), kNewWindowBits);
+    put(static_cast<std::uint64_t>(x >> trailing), length);
+    prev_leading = leading;
+    prev_trailing = trailing;
+    prev_length = length;
+    return kNewWindowBits + length;
   }
-  const std::size_t stream_bytes = writer.Finish();
-  if (!kDryRun) {
-    if (writer.overflow()) return 0;
+};
+
+// The number of values from i on (at least one) whose bits equal `bits`.
+template <typename T>
+std::size_t RepeatRun(const T* __restrict values, std::size_t i, std::size_t n,
+                      BitsOf<T> bits) {
+  std::size_t j = i + 1;
+  while (j < n && std::bit_cast<BitsOf<T>>(values[j]) == bits) ++j;
+  return j - i;
+}
+
+// The Gorilla stream of `values` (without the block header). The dry run returns the stream length
+// in bytes. The real run writes into `out`, whose physical size is `physical_bytes`, and returns 0
+// when the stream would exceed `limit_bytes` (<= physical_bytes) or come within 16 bytes of the
+// physical end. `varies` (nullable) is set when some value differs from the first.
+template <typename T, bool kDryRun>
+std::size_t GorillaStream(const T* __restrict values, std::size_t n, std::uint8_t* out,
+                          std::size_t physical_bytes, std::size_t limit_bytes, bool* varies) {
+  using Bits = BitsOf<T>;
+  constexpr unsigned kBits = sizeof(T) * 8;
+  GorillaStep<T> step;
+  Bits prev = std::bit_cast<Bits>(values[0]);
+  Bits changes = 0;
+  if constexpr (kDryRun) {
+    std::size_t bits = kBits;
+    auto count = [](std::uint64_t, unsigned) {};
+    for (std::size_t i = 1; i < n;) {
+      const Bits cur = std::bit_cast<Bits>(values[i]);
+      const Bits x = cur ^ prev;
+      if (x == 0) {
+        const std::size_t run = RepeatRun(values, i, n, prev);
+        bits += run;
+        i += run;
+        continue;
+      }
+      prev = cur;
+      changes |= x;
+      bits += step.Next(x, count);
+      ++i;
+    }
+    if (varies != nullptr) *varies = changes != 0;
+    return (bits + 7) / 8;
+  } else {
+    if (physical_bytes < 16 + sizeof(T) || limit_bytes < sizeof(T)) return 0;
+    // Past `stop` a value could write beyond the buffer or the stream is already too long.
+    const std::size_t stop = std::min(physical_bytes, limit_bytes + 16) - 16;
+    GorillaWriter writer(out);
+    auto put = [&writer](std::uint64_t v, unsigned w) { writer.Put(v, w); };
+    writer.Put(prev, kBits);
+    for (std::size_t i = 1; i < n;) {
+      if (writer.word_bytes() > stop) return 0;
+      const Bits cur = std::bit_cast<Bits>(values[i]);
+      const Bits x = cur ^ prev;
+      if (x == 0) {
+        // Fast path for repeated values: a run of k repeats is k zero bits, written a word at a
+        // time.
+        std::size_t run = RepeatRun(values, i, n, prev);
+        i += run;
+        while (run > 0 && writer.word_bytes() <= stop) {
+          const auto chunk = static_cast<unsigned>(std::min<std::size_t>(run, 64));
+          writer.Put(0, chunk);
+          run -= chunk;
+        }
+        if (run > 0) return 0;
+        continue;
+      }
+      prev = cur;
+      changes |= x;
+      step.Next(x, put);
+      ++i;
+    }
+    if (varies != nullptr) *varies = changes != 0;
+    if (writer.Length() > limit_bytes) return 0;
+    return writer.Finish();
+  }
+}
+
+}  // namespace
+
+template <typename T, bool kDryRun>
+std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out) noexcept {
+  const std::size_t n = values.size();
+  if constexpr (kDryRun) {
+    return kBlockHeaderBytes + GorillaStream<T, true>(values.data(), n, nullptr, 0, 0, nullptr);
+  } else {
+    if (out.size() < kBlockHeaderBytes) return 0;
+    const std::size_t room = out.size() - kBlockHeaderBytes;
+    const std::size_t stream = GorillaStream<T, false>(values.data(), n,
+                                                       out.data() + kBlockHeaderBytes, room, room,
+                                                       nullptr);
+    if (stream == 0) return 0;
     WriteBlockHeader(out.data(), FloatEncoding::kGorilla, n);
+    return kBlockHeaderBytes + stream;
   }
-  return kBlockHeaderBytes + stream_bytes;
 }
 
 template <typename T>
@@ -319,7 +452,7 @@ std::size_t EncodeRaw(std::span<const T> values, std::span<std::uint8_t> out) no
 
 namespace {
 
-constexpr std::size_t kGorillaWindow = 64;
+constexpr std::size_t kGorillaWindow = 128;
 
 // Exact encode of one candidate into `out`; 0 when it does not fit.
 template <typename T>
@@ -340,36 +473,45 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
   return 0;
 }
 
-// Full blocks of a series written with the remembered encoding alone before all candidates are
-// compared again.
+// Full blocks of a series written with the remembered encoding alone before every candidate is
+// compared exactly again.
 constexpr std::uint8_t kRecheckIntervalBlocks = 16;
+// Values in the window that estimates Gorilla's size on the fast path (in the exact comparison:
+// kGorillaWindow).
+constexpr std::size_t kGorillaCheckWindow = 32;
 
 bool IsSticky(FloatEncoding e) {
   return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta || e == FloatEncoding::kAlpRd ||
          e == FloatEncoding::kGorilla || e == FloatEncoding::kRaw;
 }
 
-// Every candidate, by estimate; the winner is written, and the runner-up too when the estimates are
-// too close to call. Records the choice in the hint.
 bool IsAlpFamily(FloatEncoding e) {
   return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta;
 }
 
+// Gorilla's size for a block of n values from a dry run over a window of its values (XORs of
+// neighbours need neighbours, so the window is contiguous, from the middle of the block).
 template <typename T>
-std::size_t EstimateGorilla(std::span<const T> window_values, std::size_t n) {
-  const std::size_t window = window_values.size();
-  const std::size_t gorilla_window = EncodeGorilla<T, true>(window_values, {});
+std::size_t EstimateGorilla(std::span<const T> values, std::size_t window) {
+  const std::size_t n = values.size();
+  window = std::min(n, window);
+  const std::size_t gorilla_window =
+      EncodeGorilla<T, true>(values.subspan((n - window) / 2, window), {});
   return kBlockHeaderBytes + sizeof(T) +
          (gorilla_window - kBlockHeaderBytes - sizeof(T)) * n / window;
 }
 
-// Compares the candidates and leaves the smallest block in `out`. ALP is always written: one pass
-// over the block gives its exact size (plain or delta, exceptions and outliers included), which no
-// sample estimate matches. Gorilla and ALP-RD are judged by an estimate over a window of
-// neighbours and written (into scratch, then copied when smaller) only when the estimate comes
-// close to the best exact size so far, so the comparison costs at most one extra encode and
-// usually none. `known`/`known_bytes`: a block already written into `out` with that encoding
-// (known_bytes 0 when none); it is not encoded again.
+std::uint16_t ClampBytes(std::size_t bytes) {
+  return static_cast<std::uint16_t>(std::min<std::size_t>(bytes, UINT16_MAX));
+}
+
+// The exact comparison: leaves the smallest block in `out` and records it and the runner-up's size
+// in the hint. `known`/`known_bytes`: a block already written into `out` with that encoding
+// (known_bytes 0 when none); it is not encoded again. Every other candidate is judged by a sample
+// estimate first and written (into scratch, then copied when smaller) only when the estimate
+// comes within a quarter of the best exact size so far, so a comparison usually costs one extra
+// encode. Without a known block ALP is always written: one pass gives its exact size (plain or
+// delta, exceptions and outliers included), which no sample estimate matches.
 template <typename T>
 EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                              std::span<std::uint8_t> out, FloatEncoding known,
@@ -381,63 +523,116 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
   AlpRdPlan rd;
   FloatEncoding written = known;
   std::size_t bytes = known_bytes;
+  std::size_t runner_up = raw_bytes;
   // Writes `encoding` and keeps it when it is smaller than what `out` holds.
   auto consider = [&](FloatEncoding encoding) {
     const bool out_free = bytes == 0;
-    const std::span<std::uint8_t> target =
-        out_free ? bounded : std::span<std::uint8_t>(ws.bytes, std::min(raw_bytes, bytes));
-    FloatEncoding candidate;
-    const std::size_t candidate_bytes =
-        EncodeCandidate(encoding, values, alp, rd, ws, target, &candidate);
-    if (candidate_bytes == 0 || (!out_free && candidate_bytes >= bytes)) return;
-    if (!out_free) std::memcpy(out.data(), ws.bytes, candidate_bytes);
+    FloatEncoding candidate = encoding;
+    std::size_t candidate_bytes = 0;
+    if (out_free) {
+      candidate_bytes = EncodeCandidate(encoding, values, alp, rd, ws, bounded, &candidate);
+    } else if (encoding == FloatEncoding::kGorilla) {
+      // Scratch has room past the limit, so Gorilla's fast writer needs no margin.
+      const std::size_t stream = GorillaStream<T, false>(
+          values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
+          std::min(raw_bytes, bytes + bytes / 4) - kBlockHeaderBytes, nullptr);
+      if (stream != 0) {
+        WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
+        candidate_bytes = kBlockHeaderBytes + stream;
+      }
+    } else {
+      candidate_bytes = EncodeCandidate(
+          encoding, values, alp, rd, ws,
+          std::span<std::uint8_t>(ws.bytes, std::min(raw_bytes, bytes + bytes / 4)), &candidate);
+    }
+    if (candidate_bytes == 0) return;
+    if (!out_free && candidate_bytes >= bytes) {
+      runner_up = std::min(runner_up, candidate_bytes);
+      return;
+    }
+    if (!out_free) {
+      std::memcpy(out.data(), ws.bytes, candidate_bytes);
+      runner_up = std::min(runner_up, bytes);
+    }
     bytes = candidate_bytes;
     written = candidate;
   };
-  if (!(known_bytes != 0 && IsAlpFamily(known))) consider(FloatEncoding::kAlp);
-  const std::size_t window = std::min(n, kGorillaWindow);
-  const auto window_values = values.subspan((n - window) / 2, window);
-  auto close_to_best = [&](std::size_t estimate) {
-    return bytes == 0 || estimate < bytes + bytes / 6;
+  // Candidates whose estimate is far off are not written; their estimate stands as their size.
+  auto close_or_note = [&](std::size_t estimate) {
+    if (bytes == 0 || estimate < bytes + bytes / 4) return true;
+    runner_up = std::min(runner_up, estimate);
+    return false;
   };
+  if (!(known_bytes != 0 && IsAlpFamily(known))) {
+    const auto alp_estimate =
+        kAlpHeaderBytes + static_cast<std::size_t>(alp.sample_bits_per_value * n / 8);
+    // The estimate ignores delta coding, which can shrink ALP a lot: only a wide miss skips it.
+    if (known_bytes == 0 || alp_estimate < known_bytes + known_bytes / 2) {
+      consider(FloatEncoding::kAlp);
+    } else {
+      runner_up = std::min(runner_up, alp_estimate);
+    }
+  }
   if (known != FloatEncoding::kGorilla || known_bytes == 0) {
-    if (close_to_best(EstimateGorilla(window_values, n))) consider(FloatEncoding::kGorilla);
+    // Gorilla is the slowest encoder: written only when its estimate is a near call.
+    const std::size_t estimate = EstimateGorilla(values, kGorillaWindow);
+    if (bytes == 0 || estimate < bytes + bytes / 16) {
+      consider(FloatEncoding::kGorilla);
+    } else {
+      runner_up = std::min(runner_up, estimate);
+    }
   }
   // ALP-RD only pays when ALP cannot turn most values into narrow integers.
   if ((bytes == 0 || bytes * 2 > raw_bytes) &&
       (known != FloatEncoding::kAlpRd || known_bytes == 0)) {
     rd = AnalyzeAlpRd(values);
+    const std::size_t window = std::min(n, kGorillaWindow);
     const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd.dictionary_size;
-    const std::size_t rd_window = EncodeAlpRd<T, true>(window_values, rd, ws, {});
-    if (close_to_best(fixed + (rd_window - fixed) * n / window)) consider(FloatEncoding::kAlpRd);
+    const std::size_t rd_window =
+        EncodeAlpRd<T, true>(values.subspan((n - window) / 2, window), rd, ws, {});
+    if (close_or_note(fixed + (rd_window - fixed) * n / window)) consider(FloatEncoding::kAlpRd);
   }
   if (bytes == 0 || bytes >= raw_bytes || written == FloatEncoding::kRaw) {
     bytes = EncodeRaw(values, out);
     written = FloatEncoding::kRaw;
   }
   if (written == FloatEncoding::kAlpRd) hint.rd_right_bits = rd.right_bits;
-  hint.last_bytes = static_cast<std::uint16_t>(n == kBlockCapacity ? bytes : 0);
+  hint.last_bytes = ClampBytes(n == kBlockCapacity ? bytes : 0);
+  hint.runner_up_bytes = ClampBytes(runner_up);
   hint.blocks_since_choice = 0;
   return {bytes, written};
 }
 
-// The fast path for a series whose previous block chose `encoding`: that encoder alone, no
-// estimates. Returns 0 when the block does not fit.
+// The fast path's encoder for a series whose previous block chose `encoding`: that encoder alone.
+// Returns 0 when the block does not fit. `varies` is cleared when Gorilla saw a constant block.
 template <typename T>
 std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, SeriesHint& hint,
-                             Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* written) {
+                             Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* written,
+                             bool* varies) {
   *written = encoding;
+  *varies = true;
+  const std::size_t raw_bytes = kBlockHeaderBytes + values.size() * sizeof(T);
+  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
   switch (encoding) {
     case FloatEncoding::kAlp:
     case FloatEncoding::kAlpDelta: {
       const AlpChoice alp = SearchAlpExponents(values, hint, ws);
-      return EncodeAlp<T, false>(values, alp.exponent, alp.factor, AlpMode::kSmaller, ws, out,
+      return EncodeAlp<T, false>(values, alp.exponent, alp.factor, AlpMode::kSmaller, ws, bounded,
                                  written);
     }
     case FloatEncoding::kAlpRd:
       return EncodeAlpRd<T, false>(values, AnalyzeAlpRdForSplit(values, hint.rd_right_bits), ws,
-                                   out);
-    case FloatEncoding::kGorilla: return EncodeGorilla<T, false>(values, out);
+                                   bounded);
+    case FloatEncoding::kGorilla: {
+      // The caller's span holds MaxEncodedFloatBytes: room past raw for the fast writer.
+      const std::size_t stream =
+          GorillaStream<T, false>(values.data(), values.size(), out.data() + kBlockHeaderBytes,
+                                  out.size() - kBlockHeaderBytes, raw_bytes - kBlockHeaderBytes,
+                                  varies);
+      if (stream == 0) return 0;
+      WriteBlockHeader(out.data(), FloatEncoding::kGorilla, values.size());
+      return kBlockHeaderBytes + stream;
+    }
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
     case FloatEncoding::kConstant: break;
   }
@@ -448,43 +643,49 @@ template <typename T>
 EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                             std::span<std::uint8_t> out) {
   const std::size_t n = values.size();
-  const std::size_t raw_bytes = kBlockHeaderBytes + n * sizeof(T);
   auto finish = [&](EncodeResult r) {
     hint.last_encoding = static_cast<std::uint8_t>(r.encoding);
     return r;
   };
-  if (IsConstantBlock(values)) {
-    return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
-  }
   const auto last = static_cast<FloatEncoding>(hint.last_encoding);
   const bool rd_ok = last != FloatEncoding::kAlpRd ||
                      (hint.rd_right_bits >= sizeof(T) * 8 - kAlpRdMaxLeftBits &&
                       hint.rd_right_bits < sizeof(T) * 8);
   if (n == kBlockCapacity && hint.last_bytes != 0 && IsSticky(last) && rd_ok &&
       hint.blocks_since_choice < kRecheckIntervalBlocks) {
-    // The common case: the series keeps its shape, and its last encoding is written directly.
-    const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
+    // The common case: the series keeps its shape, so its last encoding is written directly and
+    // the others are only checked on samples. Gorilla notices a constant block itself, which
+    // saves the separate scan.
+    if (last != FloatEncoding::kGorilla && IsConstantBlock(values)) {
+      return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
+    }
     FloatEncoding written;
-    const std::size_t bytes = EncodeRemembered(last, values, hint, ws, bounded, &written);
-    const std::size_t limit = hint.last_bytes + hint.last_bytes / 2;
-    // Cheap checks that the other family did not become smaller: ALP on its 32-value sample with
-    // the series' exponents, Gorilla on a 64-value window.
-    bool other_better = false;
-    if (bytes != 0 && bytes <= limit) {
+    bool varies;
+    const std::size_t bytes = EncodeRemembered(last, values, hint, ws, out, &written, &varies);
+    if (!varies) return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
+    if (bytes != 0) {
+      // Compare exactly again when the block grew a lot since the last comparison, or a little
+      // when that comparison was a close call, or when a sample says another family now wins.
+      const std::size_t base = hint.last_bytes;
+      const bool close_call = hint.runner_up_bytes < base + base / 8;
+      const bool grew = bytes > base + base / 8 ||
+                        (close_call && bytes > base + base / 32 && hint.blocks_since_choice >= 4);
+      bool other_better;
       if (IsAlpFamily(last)) {
-        const std::size_t window = std::min(n, kGorillaWindow);
-        other_better =
-            EstimateGorilla(values.subspan((n - window) / 2, window), n) < bytes - bytes / 8;
+        other_better = EstimateGorilla(values, kGorillaCheckWindow) < bytes - bytes / 8;
+      } else if (last == FloatEncoding::kGorilla) {
+        other_better = EstimateAlpWithHint(values, hint) < bytes;
       } else {
-        other_better = EstimateAlpWithHint(values, hint) < bytes - bytes / 8;
+        other_better = EstimateGorilla(values, kGorillaCheckWindow) < bytes - bytes / 16;
       }
+      if (!grew && !other_better) {
+        ++hint.blocks_since_choice;
+        return finish({bytes, written});
+      }
+      return finish(ChooseAndEncode(values, hint, ws, out, written, bytes));
     }
-    if (bytes != 0 && bytes <= limit && !other_better) {
-      hint.last_bytes = static_cast<std::uint16_t>(bytes);
-      ++hint.blocks_since_choice;
-      return finish({bytes, written});
-    }
-    if (bytes != 0) return finish(ChooseAndEncode(values, hint, ws, out, written, bytes));
+  } else if (IsConstantBlock(values)) {
+    return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
   }
   return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0));
 }

@@ -23,10 +23,13 @@ struct SeriesHint {
   std::uint8_t last_encoding = 0xff;
   // Blocks since the last full search; forces a re-search periodically.
   std::uint8_t blocks_since_search = 0;
-  // Bytes the previous full block took. While a block of the same series, written with
-  // last_encoding alone, stays near this size, the other encodings are not tried at all; a size
-  // jump or the periodic comparison (blocks_since_choice) brings every candidate back.
+  // Bytes of the block at the last exact comparison of every candidate, and the runner-up's size
+  // then (exact, or its estimate when it was far off). While blocks written with last_encoding
+  // alone stay near last_bytes, the other encodings are only checked on samples; a size jump (a
+  // small one when the runner-up was close), a sample that favours another encoding, or the
+  // periodic comparison (blocks_since_choice) compares them all exactly again.
   std::uint16_t last_bytes = 0;
+  std::uint16_t runner_up_bytes = 0;
   std::uint8_t blocks_since_choice = 0;
   // ALP-RD's split (right part width) when last_encoding is ALP-RD; the dictionary is cheap to
   // rebuild for a known split.

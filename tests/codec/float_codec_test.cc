@@ -167,5 +167,30 @@ TEST(FloatCodecSizes, DecimalsUseAlp) {
   EXPECT_LE(r.bytes, 16u + 17 * 128 + 16 * 10);  // 17 bits, a few exceptions
 }
 
+
+// Gorilla into a buffer shorter than its stream must report that it does not fit, also when the
+// stream ends in a long run of repeats (written a word at a time) that crosses the limit.
+TEST(FloatCodecSizes, GorillaReportsTooSmallBuffers) {
+  auto ws = std::make_unique<Workspace>();
+  std::vector<double> v(1024, 2.5);
+  for (std::size_t i = 0; i < 100; ++i) v[i] = static_cast<double>(i * i) * 1.37;
+  std::vector<std::uint8_t> full(MaxEncodedFloatBytes(1024, 8));
+  const std::size_t needed = EncodeGorilla<double, false>(v, full);
+  ASSERT_GT(needed, 0u);
+  EXPECT_EQ(needed, (EncodeGorilla<double, true>(v, {})));
+  for (std::size_t room = needed - 40; room < needed + 24; ++room) {
+    std::vector<std::uint8_t> small(room);
+    const std::size_t bytes = EncodeGorilla<double, false>(v, small);
+    if (room >= needed + 16) {
+      EXPECT_EQ(bytes, needed) << room;
+    }
+    if (bytes == 0) continue;  // did not fit (or came too close to the end)
+    ASSERT_LE(bytes, room);
+    std::vector<double> back(1024);
+    ASSERT_TRUE(DecodeDoubles({small.data(), bytes}, back, *ws).ok()) << room;
+    EXPECT_TRUE(BitEqual<double>(v, back)) << room;
+  }
+}
+
 }  // namespace
 }  // namespace ingot::codec
