@@ -158,6 +158,9 @@ asio::awaitable<void> HttpServer::AcceptLoop() {
       if (stopping_ || ec == asio::error::operation_aborted) break;
       continue;  // e.g. EMFILE: keep serving the connections we have
     }
+    // Responses end with small writes (a chunked body's last chunk); Nagle would hold them until
+    // the client's delayed ACK, adding ~40 ms to a request.
+    socket.set_option(tcp::no_delay(true), ec);
     auto executor = socket.get_executor();
     asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
   }

@@ -33,7 +33,8 @@ class HttpConnection {
     std::string body;
   };
 
-  // Sends one request and reads the whole response (any status) into *response.
+  // Sends one request and reads the whole response (any status) into *response, reusing the
+  // capacity of response->body.
   asio::awaitable<IoFailure> RoundTrip(http::verb verb, std::string_view target,
                                        std::string_view body, std::string_view content_type,
                                        Response* response);
@@ -44,13 +45,14 @@ class HttpConnection {
 
   std::string host_;
   uint16_t port_;
+  std::string host_header_;
   std::chrono::nanoseconds timeout_;
   beast::tcp_stream stream_;
   beast::flat_buffer read_buffer_;
   bool connected_ = false;
 };
 
-// Opens `stream` to host:port within `timeout`.
+// Opens `stream` to host:port within `timeout`, with TCP_NODELAY set.
 asio::awaitable<IoFailure> Connect(beast::tcp_stream& stream, const std::string& host,
                                    uint16_t port, std::chrono::nanoseconds timeout);
 

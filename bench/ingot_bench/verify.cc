@@ -1,5 +1,6 @@
 #include "bench/ingot_bench/verify.h"
 
+#include <algorithm>
 #include <charconv>
 #include <thread>
 
@@ -9,6 +10,9 @@ namespace ingot::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr Clock::duration kMinPollGap = std::chrono::milliseconds(10);
+constexpr Clock::duration kMaxPollGap = std::chrono::milliseconds(100);
 
 // Skips spaces, then expects `c`.
 bool Expect(std::string_view json, size_t* pos, char c) {
@@ -110,6 +114,7 @@ void WaitUntilQueryable(const Target& url, const VerifyOptions& options,
   asio::io_context ioc;
   HttpConnection connection(ioc, url.host, url.port, options.request_timeout_ns);
   for (;;) {
+    const Clock::time_point poll_start = Clock::now();
     bool done = false;
     asio::co_spawn(
         ioc,
@@ -147,7 +152,11 @@ void WaitUntilQueryable(const Target& url, const VerifyOptions& options,
       return;
     }
     if (now >= deadline) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // The pause between polls is as long as the last poll took, within [kMinPollGap, kMaxPollGap]:
+    // short enough that the polling cadence is a small part of the reported time, long enough that
+    // polling takes at most about half a core from a server that is still ingesting.
+    std::this_thread::sleep_for(std::clamp<Clock::duration>(now - poll_start, kMinPollGap,
+                                                            kMaxPollGap));
   }
 }
 

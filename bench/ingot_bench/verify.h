@@ -41,6 +41,8 @@ struct VerifyOptions {
 };
 
 // Polls `url` until it counts at least expected_values (or the timeout passes) and fills *report;
+// it pauses between polls as long as the last one took (10..100 ms), so the cadence adds little to
+// the reported time and polling does not starve a server that is still ingesting;
 // queryable_after_s is measured from `send_start`.
 void WaitUntilQueryable(const Target& url, const VerifyOptions& options,
                         std::chrono::steady_clock::time_point send_start, VerifyReport* report);
