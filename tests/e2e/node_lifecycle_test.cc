@@ -75,9 +75,16 @@ TEST(NodeLifecycle, CpuProfileIsWritten) {
   TempDir dir;
   const std::string profile = dir.path() + "/cpu.prof";
   NodeProcess node(dir.path() + "/data", {"--cpuprofile", profile});
+#ifdef INGOT_HAVE_PROFILER
   ASSERT_TRUE(node.ok()) << node.log();
   EXPECT_EQ(node.Stop(SIGTERM), 0);
   EXPECT_TRUE(std::filesystem::exists(profile)) << node.log();
+#else
+  // A build without gperftools says so instead of silently running unprofiled.
+  EXPECT_FALSE(node.ok());
+  EXPECT_EQ(node.WaitExit(), 2);
+  EXPECT_NE(node.log().find("INGOT_PROFILER"), std::string::npos) << node.log();
+#endif
 }
 
 }  // namespace
