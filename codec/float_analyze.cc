@@ -17,8 +17,8 @@ namespace {
 using simd::AlpEncodeStats;
 
 constexpr std::size_t kSampleSize = 32;
-// A hint is trusted for this many blocks before a full search checks that nothing better exists.
-constexpr std::uint8_t kResearchIntervalBlocks = 64;
+// Blocks between two probes of the favourite pair's neighbours.
+constexpr std::uint8_t kProbeIntervalBlocks = 4;
 constexpr std::uint8_t kEmptySlot = 0xff;
 // Pairs of the sample ranking that the full block judges exactly.
 constexpr int kFinalists = 5;
@@ -83,13 +83,17 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
     }
   }
   // The sample ranks the candidates; the whole block decides among the finalists exactly. This
-  // runs once per kResearchIntervalBlocks blocks of a series, so its cost is amortized.
+  // runs for a new series and when the hint's sample turns into exceptions, so its cost is
+  // amortized over many blocks.
+  // Finalists far behind the sample's best are not worth a whole-block pass (each costs about
+  // a fifth of the search).
   std::uint64_t exact[kFinalists];
   for (int k = 0; k < kFinalists; ++k) {
-    exact[k] = best[k].cost == UINT64_MAX
-                   ? UINT64_MAX
-                   : EncodeAlp<T, true>(values, best[k].e, best[k].f, AlpMode::kSmaller, ws, {},
-                                        nullptr);
+    const bool close =
+        best[k].cost != UINT64_MAX && best[k].cost <= best[0].cost + best[0].cost / 4;
+    exact[k] = !close ? UINT64_MAX
+                      : EncodeAlp<T, true>(values, best[k].e, best[k].f, AlpMode::kSmaller, ws, {},
+                                           nullptr);
     if (exact[k] == 0) exact[k] = UINT64_MAX - 1;  // all exceptions
   }
   int order[kFinalists];
@@ -113,13 +117,12 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
   const std::size_t count = TakeSample(values, sample);
   const bool hint_empty = hint.exponent[0] > AlpConstants<T>::kMaxExponent ||
                           hint.factor[0] > hint.exponent[0];
-  if (hint_empty || hint.blocks_since_search >= kResearchIntervalBlocks) {
-    return FullSearch(values, sample, count, hint, ws);
-  }
+  if (hint_empty) return FullSearch(values, sample, count, hint, ws);
   // Warm path: the series' recent winners, on the sample only.
   const simd::Kernels& kernels = simd::ActiveKernels();
   Candidate best{UINT64_MAX, 0, 0};
   std::size_t best_exceptions = count;
+  int best_slot = 0;
   for (int k = 0; k < SeriesHint::kPairs; ++k) {
     const unsigned e = hint.exponent[k];
     const unsigned f = hint.factor[k];
@@ -129,14 +132,27 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
     if (cost < best.cost) {
       best = {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
       best_exceptions = exceptions;
+      best_slot = k;
     }
     // Early exit: few exceptions with the series' favourite pair will not be beaten by an older
     // pair often enough to pay for trying it.
     if (k == 0 && exceptions * 16 <= count) break;
   }
+  // The winner becomes the favourite: the next block tries it first, and the chooser's sample
+  // estimate (EstimateAlpWithHint) uses it.
+  for (int k = best_slot; k > 0; --k) {
+    hint.exponent[k] = hint.exponent[k - 1];
+    hint.factor[k] = hint.factor[k - 1];
+  }
+  hint.exponent[0] = best.e;
+  hint.factor[0] = best.f;
   // The hint stops winning when a quarter of the sample turns into exceptions (wide integers are
-  // not a reason: some series need them). A series where ALP was not chosen last time (real
-  // doubles, noise) waits for the periodic search instead of searching every block in vain.
+  // not a reason: some series need them); only a series that ALP won last time searches again
+  // then (real doubles and noise would search every block in vain). A full search costs as much
+  // as encoding tens of blocks, so a warm hint whose sample stays clean never repeats it. Instead,
+  // every few blocks the favourite's neighbours (up to three factor steps, or one step of both)
+  // are tried on the same sample, and a cheaper one becomes the favourite: that follows a series
+  // whose magnitude drifts, and moves a hint found on an odd block to a better pair.
   const bool alp_was_chosen =
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlp) ||
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta);
@@ -144,6 +160,32 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
     return FullSearch(values, sample, count, hint, ws);
   }
   ++hint.blocks_since_search;
+  if (hint.blocks_since_search % kProbeIntervalBlocks == 0) {
+    const int e0 = best.e;
+    const int f0 = best.f;
+    // Factor steps follow a drifting magnitude; both-steps keep it and change the precision.
+    const int steps[8][2] = {{0, 1}, {0, -1}, {0, 2}, {0, -2}, {0, 3}, {0, -3}, {1, 1}, {-1, -1}};
+    Candidate probe = best;
+    for (const auto& step : steps) {
+      const int e = e0 + step[0];
+      const int f = f0 + step[1];
+      if (e < 0 || f < 0 || f > e || e > static_cast<int>(AlpConstants<T>::kMaxExponent)) continue;
+      const std::uint64_t cost =
+          SampleCost(kernels, sample, count, static_cast<unsigned>(e), static_cast<unsigned>(f));
+      if (cost < probe.cost) {
+        probe = {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
+      }
+    }
+    if (probe.cost < best.cost) {
+      for (int k = SeriesHint::kPairs - 1; k > 0; --k) {
+        hint.exponent[k] = hint.exponent[k - 1];
+        hint.factor[k] = hint.factor[k - 1];
+      }
+      hint.exponent[0] = probe.e;
+      hint.factor[0] = probe.f;
+      best = probe;
+    }
+  }
   return {best.e, best.f, false, static_cast<double>(best.cost) / count};
 }
 
@@ -215,13 +257,60 @@ AlpRdPlan AnalyzeAlpRdForSplit(std::span<const T> values, unsigned right_bits) n
 
 template <typename T>
 std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint) noexcept {
-  const unsigned e = hint.exponent[0];
-  const unsigned f = hint.factor[0];
-  if (e > AlpConstants<T>::kMaxExponent || f > e) return SIZE_MAX;
+  const simd::Kernels& kernels = simd::ActiveKernels();
   T sample[kSampleSize];
+  const std::size_t n = values.size();
   const std::size_t count = TakeSample(values, sample);
-  const std::uint64_t bits = SampleCost(simd::ActiveKernels(), sample, count, e, f);
-  return kAlpHeaderBytes + static_cast<std::size_t>(bits * values.size() / count / 8);
+  // The hint's pairs in order, as the warm search tries them: the favourite can go stale while
+  // ALP is not written (no search runs then), and an older pair may still fit.
+  std::uint64_t bits = UINT64_MAX;
+  unsigned e = 0;
+  unsigned f = 0;
+  for (int k = 0; k < SeriesHint::kPairs; ++k) {
+    const unsigned ek = hint.exponent[k];
+    const unsigned fk = hint.factor[k];
+    if (ek > AlpConstants<T>::kMaxExponent || fk > ek) continue;
+    std::size_t exceptions;
+    const std::uint64_t cost = SampleCost(kernels, sample, count, ek, fk, &exceptions);
+    if (cost < bits) {
+      bits = cost;
+      e = ek;
+      f = fk;
+    }
+    if (k == 0 && exceptions * 16 <= count) break;
+  }
+  if (bits == UINT64_MAX) return SIZE_MAX;
+  if (n >= 2 * kSampleSize) {
+    // Delta coding needs neighbours: a contiguous window from the middle of the block gives the
+    // width of the differences (between good neighbours; exceptions cost what they cost plain).
+    const T* window = values.data() + (n - kSampleSize) / 2;
+    std::int64_t ints[kSampleSize];
+    std::uint64_t exceptions[1];
+    AlpEncodeStats stats;
+    if constexpr (sizeof(T) == 8) {
+      stats = kernels.alp_encode_double(window, kSampleSize, e, f, ints, exceptions);
+    } else {
+      stats = kernels.alp_encode_float(window, kSampleSize, e, f, ints, exceptions);
+    }
+    if (stats.exceptions < kSampleSize) {
+      std::int64_t lo = INT64_MAX;
+      std::int64_t hi = INT64_MIN;
+      for (std::size_t i = 1; i < kSampleSize; ++i) {
+        const bool both_good = ((exceptions[0] >> (i - 1)) & 3) == 0;
+        const auto d = static_cast<std::int64_t>(static_cast<std::uint64_t>(ints[i]) -
+                                                 static_cast<std::uint64_t>(ints[i - 1]));
+        lo = both_good ? std::min(lo, d) : lo;
+        hi = both_good ? std::max(hi, d) : hi;
+      }
+      const unsigned width =
+          lo > hi ? 0
+                  : BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+      constexpr std::uint64_t kExceptionBits = sizeof(T) * 8 + 16;
+      const std::uint64_t delta_bits = kSampleSize * width + stats.exceptions * kExceptionBits;
+      bits = std::min<std::uint64_t>(bits, delta_bits);
+    }
+  }
+  return kAlpHeaderBytes + static_cast<std::size_t>(bits * n / count / 8);
 }
 
 template <typename T>

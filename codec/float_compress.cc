@@ -6,7 +6,6 @@
 
 #include "codec/alp_constants.h"
 #include "codec/bit_packing.h"
-#include "codec/bit_stream.h"
 #include "codec/float_encodings.h"
 #include "codec/format.h"
 #include "codec/simd/kernels.h"
@@ -474,8 +473,12 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
 }
 
 // Full blocks of a series written with the remembered encoding alone before every candidate is
-// compared exactly again.
-constexpr std::uint8_t kRecheckIntervalBlocks = 16;
+// compared exactly again (written, not estimated: this catches what the samples miss).
+constexpr std::uint8_t kRecheckIntervalBlocks = 64;
+// Blocks after a comparison before the next one may run or switch the encoding. Series whose
+// sizes swing from block to block (a sine wave whose period spans a few blocks, prices that
+// alternate between decimal and noisy stretches) would otherwise compare on nearly every block.
+constexpr std::uint8_t kMinComparisonGapBlocks = 2;
 // Values in the window that estimates Gorilla's size on the fast path (in the exact comparison:
 // kGorillaWindow).
 constexpr std::size_t kGorillaCheckWindow = 32;
@@ -505,13 +508,13 @@ std::uint16_t ClampBytes(std::size_t bytes) {
   return static_cast<std::uint16_t>(std::min<std::size_t>(bytes, UINT16_MAX));
 }
 
-// The exact comparison: leaves the smallest block in `out` and records it and the runner-up's size
-// in the hint. `known`/`known_bytes`: a block already written into `out` with that encoding
-// (known_bytes 0 when none); it is not encoded again. Every other candidate is judged by a sample
-// estimate first and written (into scratch, then copied when smaller) only when the estimate
-// comes within a quarter of the best exact size so far, so a comparison usually costs one extra
-// encode. Without a known block ALP is always written: one pass gives its exact size (plain or
-// delta, exceptions and outliers included), which no sample estimate matches.
+// The exact comparison: leaves the smallest block in `out` and records it in the hint, with the
+// size of the block it displaced as the runner-up. `known`/`known_bytes`: a block already written
+// into `out` with that encoding (known_bytes 0 when none); it is not encoded again. Every other
+// candidate is judged by a sample estimate first and written (into scratch, kept only when
+// smaller) only when the estimate comes close to the best exact size so far, so a comparison
+// usually costs one extra encode. Without a known block ALP is always written: one pass gives its
+// exact size (plain or delta, exceptions and outliers included), which no sample estimate matches.
 template <typename T>
 EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                              std::span<std::uint8_t> out, FloatEncoding known,
@@ -523,7 +526,8 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
   AlpRdPlan rd;
   FloatEncoding written = known;
   std::size_t bytes = known_bytes;
-  std::size_t runner_up = raw_bytes;
+  FloatEncoding runner_up = FloatEncoding::kRaw;
+  std::size_t runner_up_bytes = 0;
   // Writes `encoding` and keeps it when it is smaller than what `out` holds.
   auto consider = [&](FloatEncoding encoding) {
     const bool out_free = bytes == 0;
@@ -535,7 +539,7 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
       // Scratch has room past the limit, so Gorilla's fast writer needs no margin.
       const std::size_t stream = GorillaStream<T, false>(
           values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
-          std::min(raw_bytes, bytes + bytes / 4) - kBlockHeaderBytes, nullptr);
+          bytes - 1 - kBlockHeaderBytes, nullptr);
       if (stream != 0) {
         WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
         candidate_bytes = kBlockHeaderBytes + stream;
@@ -543,44 +547,31 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
     } else {
       candidate_bytes = EncodeCandidate(
           encoding, values, alp, rd, ws,
-          std::span<std::uint8_t>(ws.bytes, std::min(raw_bytes, bytes + bytes / 4)), &candidate);
+          std::span<std::uint8_t>(ws.bytes, bytes - 1), &candidate);
     }
-    if (candidate_bytes == 0) return;
-    if (!out_free && candidate_bytes >= bytes) {
-      runner_up = std::min(runner_up, candidate_bytes);
-      return;
-    }
+    if (candidate_bytes == 0 || (!out_free && candidate_bytes >= bytes)) return;
     if (!out_free) {
       std::memcpy(out.data(), ws.bytes, candidate_bytes);
-      runner_up = std::min(runner_up, bytes);
+      runner_up = written;
+      runner_up_bytes = bytes;
     }
     bytes = candidate_bytes;
     written = candidate;
   };
-  // Candidates whose estimate is far off are not written; their estimate stands as their size.
-  auto close_or_note = [&](std::size_t estimate) {
-    if (bytes == 0 || estimate < bytes + bytes / 4) return true;
-    runner_up = std::min(runner_up, estimate);
-    return false;
-  };
+  // Candidates whose estimate is far off are not written.
+  auto close = [&](std::size_t estimate) { return bytes == 0 || estimate < bytes + bytes / 4; };
   if (!(known_bytes != 0 && IsAlpFamily(known))) {
     const auto alp_estimate =
         kAlpHeaderBytes + static_cast<std::size_t>(alp.sample_bits_per_value * n / 8);
     // The estimate ignores delta coding, which can shrink ALP a lot: only a wide miss skips it.
     if (known_bytes == 0 || alp_estimate < known_bytes + known_bytes / 2) {
       consider(FloatEncoding::kAlp);
-    } else {
-      runner_up = std::min(runner_up, alp_estimate);
     }
   }
   if (known != FloatEncoding::kGorilla || known_bytes == 0) {
     // Gorilla is the slowest encoder: written only when its estimate is a near call.
     const std::size_t estimate = EstimateGorilla(values, kGorillaWindow);
-    if (bytes == 0 || estimate < bytes + bytes / 16) {
-      consider(FloatEncoding::kGorilla);
-    } else {
-      runner_up = std::min(runner_up, estimate);
-    }
+    if (bytes == 0 || estimate < bytes + bytes / 16) consider(FloatEncoding::kGorilla);
   }
   // ALP-RD only pays when ALP cannot turn most values into narrow integers.
   if ((bytes == 0 || bytes * 2 > raw_bytes) &&
@@ -590,7 +581,7 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
     const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd.dictionary_size;
     const std::size_t rd_window =
         EncodeAlpRd<T, true>(values.subspan((n - window) / 2, window), rd, ws, {});
-    if (close_or_note(fixed + (rd_window - fixed) * n / window)) consider(FloatEncoding::kAlpRd);
+    if (close(fixed + (rd_window - fixed) * n / window)) consider(FloatEncoding::kAlpRd);
   }
   if (bytes == 0 || bytes >= raw_bytes || written == FloatEncoding::kRaw) {
     bytes = EncodeRaw(values, out);
@@ -598,8 +589,10 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
   }
   if (written == FloatEncoding::kAlpRd) hint.rd_right_bits = rd.right_bits;
   hint.last_bytes = ClampBytes(n == kBlockCapacity ? bytes : 0);
-  hint.runner_up_bytes = ClampBytes(runner_up);
   hint.blocks_since_choice = 0;
+  const bool has_runner_up = runner_up_bytes != 0 && written != FloatEncoding::kRaw;
+  hint.runner_up_encoding = has_runner_up ? static_cast<std::uint8_t>(runner_up) : 0xff;
+  hint.runner_up_bytes = ClampBytes(runner_up_bytes);
   return {bytes, written};
 }
 
@@ -639,6 +632,149 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
   return 0;
 }
 
+// A sample estimate of `encoding`'s size for the block (dry runs over samples and windows only,
+// never a pass over every value); SIZE_MAX when it does not apply. `rd` receives ALP-RD's plan.
+template <typename T>
+std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
+                              const SeriesHint& hint, Workspace& ws, AlpRdPlan* rd) {
+  const std::size_t n = values.size();
+  switch (encoding) {
+    case FloatEncoding::kAlp:
+    case FloatEncoding::kAlpDelta: return EstimateAlpWithHint(values, hint);
+    case FloatEncoding::kGorilla: return EstimateGorilla(values, kGorillaCheckWindow);
+    case FloatEncoding::kAlpRd: {
+      *rd = AnalyzeAlpRd(values);
+      const std::size_t window = std::min(n, kGorillaCheckWindow);
+      const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd->dictionary_size;
+      const std::size_t rd_window =
+          EncodeAlpRd<T, true>(values.subspan((n - window) / 2, window), *rd, ws, {});
+      return fixed + (rd_window - fixed) * n / window;
+    }
+    case FloatEncoding::kConstant:
+    case FloatEncoding::kRaw: break;
+  }
+  return SIZE_MAX;
+}
+
+// Writes `encoding` into scratch and moves it into `out` when it is smaller than the `*bytes`
+// that `out` holds: the one extra encode a switch costs. Returns whether it switched.
+template <typename T>
+bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const AlpRdPlan& rd,
+                     SeriesHint& hint, Workspace& ws, std::span<std::uint8_t> out,
+                     std::size_t* bytes, FloatEncoding* written) {
+  const std::size_t n = values.size();
+  // A switch must win clearly, so that a series hovering between two encodings does not flip.
+  const std::size_t limit = *bytes - *bytes / 32 - 1;
+  FloatEncoding candidate = encoding;
+  std::size_t candidate_bytes = 0;
+  switch (encoding) {
+    case FloatEncoding::kGorilla: {
+      const std::size_t stream = GorillaStream<T, false>(
+          values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
+          limit - kBlockHeaderBytes, nullptr);
+      if (stream != 0) {
+        WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
+        candidate_bytes = kBlockHeaderBytes + stream;
+      }
+      break;
+    }
+    case FloatEncoding::kAlp:
+    case FloatEncoding::kAlpDelta: {
+      const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+      candidate_bytes = EncodeAlp<T, false>(values, alp.exponent, alp.factor, AlpMode::kSmaller,
+                                            ws, std::span<std::uint8_t>(ws.bytes, limit),
+                                            &candidate);
+      break;
+    }
+    case FloatEncoding::kAlpRd:
+      candidate_bytes =
+          EncodeAlpRd<T, false>(values, rd, ws, std::span<std::uint8_t>(ws.bytes, limit));
+      break;
+    case FloatEncoding::kConstant:
+    case FloatEncoding::kRaw: break;
+  }
+  if (candidate_bytes == 0) return false;
+  std::memcpy(out.data(), ws.bytes, candidate_bytes);
+  if (candidate == FloatEncoding::kAlpRd) hint.rd_right_bits = rd.right_bits;
+  hint.runner_up_encoding = static_cast<std::uint8_t>(*written);
+  hint.runner_up_bytes = ClampBytes(*bytes);
+  *bytes = candidate_bytes;
+  *written = candidate;
+  return true;
+}
+
+// After the remembered encoder wrote the block: decides from samples whether another encoding
+// should take over, and writes that one (the only second encode) only when it does. Every block
+// past the gap checks the strongest rival of the series' encoding on a sample; a block that grew
+// well beyond the size of the last comparison also estimates ALP-RD; the runner-up's exact size on
+// an earlier block counts like an estimate. A switch needs a clear margin (and a real encode
+// that confirms it), and after a comparison a gap of blocks runs one encoder only, so that a
+// series hovering between two encodings neither flips nor compares on every block.
+template <typename T>
+EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Workspace& ws,
+                              std::span<std::uint8_t> out, std::size_t bytes,
+                              FloatEncoding written) {
+  const std::size_t n = values.size();
+  const std::size_t base = hint.last_bytes;
+  const bool grew = bytes > base + base / 8;
+  FloatEncoding best = written;
+  std::size_t best_estimate = bytes - bytes / 16;
+  AlpRdPlan rd;
+  auto weigh = [&](FloatEncoding candidate) {
+    const std::size_t estimate = EstimateCandidate(candidate, values, hint, ws, &rd);
+    if (estimate < best_estimate) {
+      best = candidate;
+      best_estimate = estimate;
+    }
+  };
+  const FloatEncoding last = static_cast<FloatEncoding>(hint.last_encoding);
+  // Behind a slow encoder, ALP's estimate runs on every fourth block (or when the block grew):
+  // on real doubles it tries every hint pair, a cost that adds up over a series' blocks.
+  if (!IsAlpFamily(last) && (grew || hint.blocks_since_choice % 4 == 0)) {
+    weigh(FloatEncoding::kAlp);
+  }
+  if (last != FloatEncoding::kGorilla) weigh(FloatEncoding::kGorilla);
+  // ALP-RD only pays when nothing shrinks the block to half of raw; its plan costs a sort.
+  if (grew && hint.blocks_since_choice >= 2 * kMinComparisonGapBlocks &&
+      last != FloatEncoding::kAlpRd && bytes * 2 > kBlockHeaderBytes + n * sizeof(T)) {
+    weigh(FloatEncoding::kAlpRd);
+  }
+  // A 32-value window misjudges Gorilla on bursty series: a win is confirmed on a wider window
+  // before it costs a real encode.
+  if (best == FloatEncoding::kGorilla && written != FloatEncoding::kGorilla &&
+      EstimateGorilla(values, kGorillaWindow) >= bytes - bytes / 16) {
+    best = written;
+  }
+  const auto runner_up = static_cast<FloatEncoding>(hint.runner_up_encoding);
+  const std::size_t runner_up_bytes = hint.runner_up_bytes;
+  if (IsSticky(runner_up) && runner_up != FloatEncoding::kRaw &&
+      runner_up != FloatEncoding::kAlpRd &&
+      !(runner_up == written || (IsAlpFamily(runner_up) && IsAlpFamily(written))) &&
+      runner_up_bytes < best_estimate) {
+    // The runner-up's exact size on an earlier block beats this block and every estimate: worth
+    // one real encode.
+    best = runner_up;
+  }
+  const bool attempted = best != written;
+  if (attempted && !SwitchIfSmaller(best, values, rd, hint, ws, out, &bytes, &written)) {
+    // It lost, so it is at least about this block's size: remembered as the runner-up, and the
+    // gap below keeps the next blocks from trying it again at once.
+    hint.runner_up_encoding = static_cast<std::uint8_t>(best);
+    hint.runner_up_bytes = ClampBytes(bytes);
+  }
+  if (grew || attempted) {
+    hint.last_bytes = ClampBytes(bytes);
+    hint.blocks_since_choice = 0;
+  }
+  if (attempted && written == best && !IsAlpFamily(written)) {
+    // Switched to a slower encoder: the next block may already go back to the cheaper one (its
+    // exact size is the runner-up now), so no gap. A series whose blocks alternate then settles
+    // on ALP's side, which also encodes and decodes several times faster.
+    hint.blocks_since_choice = kMinComparisonGapBlocks - 1;
+  }
+  return {bytes, written};
+}
+
 template <typename T>
 EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                             std::span<std::uint8_t> out) {
@@ -651,8 +787,7 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
   const bool rd_ok = last != FloatEncoding::kAlpRd ||
                      (hint.rd_right_bits >= sizeof(T) * 8 - kAlpRdMaxLeftBits &&
                       hint.rd_right_bits < sizeof(T) * 8);
-  if (n == kBlockCapacity && hint.last_bytes != 0 && IsSticky(last) && rd_ok &&
-      hint.blocks_since_choice < kRecheckIntervalBlocks) {
+  if (n == kBlockCapacity && hint.last_bytes != 0 && IsSticky(last) && rd_ok) {
     // The common case: the series keeps its shape, so its last encoding is written directly and
     // the others are only checked on samples. Gorilla notices a constant block itself, which
     // saves the separate scan.
@@ -664,25 +799,12 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
     const std::size_t bytes = EncodeRemembered(last, values, hint, ws, out, &written, &varies);
     if (!varies) return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
     if (bytes != 0) {
-      // Compare exactly again when the block grew a lot since the last comparison, or a little
-      // when that comparison was a close call, or when a sample says another family now wins.
-      const std::size_t base = hint.last_bytes;
-      const bool close_call = hint.runner_up_bytes < base + base / 8;
-      const bool grew = bytes > base + base / 8 ||
-                        (close_call && bytes > base + base / 32 && hint.blocks_since_choice >= 4);
-      bool other_better;
-      if (IsAlpFamily(last)) {
-        other_better = EstimateGorilla(values, kGorillaCheckWindow) < bytes - bytes / 8;
-      } else if (last == FloatEncoding::kGorilla) {
-        other_better = EstimateAlpWithHint(values, hint) < bytes;
-      } else {
-        other_better = EstimateGorilla(values, kGorillaCheckWindow) < bytes - bytes / 16;
+      ++hint.blocks_since_choice;
+      if (hint.blocks_since_choice >= kRecheckIntervalBlocks) {
+        return finish(ChooseAndEncode(values, hint, ws, out, written, bytes));
       }
-      if (!grew && !other_better) {
-        ++hint.blocks_since_choice;
-        return finish({bytes, written});
-      }
-      return finish(ChooseAndEncode(values, hint, ws, out, written, bytes));
+      if (hint.blocks_since_choice < kMinComparisonGapBlocks) return finish({bytes, written});
+      return finish(ReviewRemembered(values, hint, ws, out, bytes, written));
     }
   } else if (IsConstantBlock(values)) {
     return finish({EncodeConstant(values, out), FloatEncoding::kConstant});

@@ -105,7 +105,6 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
   const std::uint8_t* packed = src.data() + header;
   const std::uint8_t* positions = packed + packed_bytes;
   const std::uint8_t* exception_values = positions + 2 * exception_count;
-  INGOT_RETURN_IF_ERROR(CheckPositions(name, positions, exception_count, n));
 
   const simd::Kernels& kernels = simd::ActiveKernels();
   if (!delta && n == simd::kFullBlock) {
@@ -145,9 +144,16 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
       kernels.alp_decode_float(signed_ints, n, exponent, factor, out.data());
     }
   }
+  // Patching visits the exceptions only and validates each position as it goes (one pass instead
+  // of a separate check): a bad position stops before it is written, and the caller treats the
+  // partly decoded output as garbage once the result is an error.
+  T* __restrict dst = out.data();
   for (std::size_t k = 0; k < exception_count; ++k) {
     const std::size_t pos = LoadLe<std::uint16_t>(positions + 2 * k);
-    std::memcpy(&out[pos], exception_values + sizeof(T) * k, sizeof(T));
+    if (pos >= n) [[unlikely]] {
+      return Corrupt(name, "exception " + N(k) + " at position " + N(pos) + " >= count " + N(n));
+    }
+    std::memcpy(dst + pos, exception_values + sizeof(T) * k, sizeof(T));
   }
   return Status::OK();
 }

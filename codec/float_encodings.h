@@ -33,12 +33,14 @@ struct AlpChoice {
 template <typename T>
 AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws) noexcept;
 
-// Encodes with the given exponent/factor; kSmaller writes plain or delta, whichever is smaller.
-// `chosen` (nullable) receives kAlp or kAlpDelta.
-// ALP's size for `values` from a 32-value sample with the hint's first pair (no search, no
-// delta): a cheap check that ALP did not become the better choice. SIZE_MAX without a hint.
+// ALP's size for `values` with the best of the hint's pairs (no search): plain from a 32-value
+// strided sample, delta from a 32-value window of neighbours, the smaller of the two. A cheap
+// check that ALP did not become the better choice. SIZE_MAX without a hint.
 template <typename T>
 std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint) noexcept;
+
+// Encodes with the given exponent/factor; kSmaller writes plain or delta, whichever is smaller.
+// `chosen` (nullable) receives kAlp or kAlpDelta.
 
 template <typename T, bool kDryRun>
 std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned factor, AlpMode mode,

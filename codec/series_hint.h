@@ -21,16 +21,22 @@ struct SeriesHint {
   std::uint8_t factor[kPairs] = {0xff, 0xff, 0xff};
   // Encoding chosen for the previous block (a FloatEncoding value), 0xff when unknown.
   std::uint8_t last_encoding = 0xff;
-  // Blocks since the last full search; forces a re-search periodically.
+  // Blocks since the last full search (wraps); every few blocks the neighbours of the favourite
+  // pair are tried on the sample, which moves a hint found on an odd block to a better pair
+  // without another full search.
   std::uint8_t blocks_since_search = 0;
-  // Bytes of the block at the last exact comparison of every candidate, and the runner-up's size
-  // then (exact, or its estimate when it was far off). While blocks written with last_encoding
-  // alone stay near last_bytes, the other encodings are only checked on samples; a size jump (a
-  // small one when the runner-up was close), a sample that favours another encoding, or the
-  // periodic comparison (blocks_since_choice) compares them all exactly again.
+  // Bytes of the block at the last comparison of the candidates, and the blocks since then. While
+  // blocks written with last_encoding alone stay near last_bytes, the other encodings are only
+  // checked on samples; a size jump lets every candidate be estimated, a clear sample win
+  // switches, and a periodic exact comparison catches what the samples miss. Comparisons keep a
+  // minimum gap of blocks, so a series whose block sizes swing does not compare on every block.
   std::uint16_t last_bytes = 0;
-  std::uint16_t runner_up_bytes = 0;
   std::uint8_t blocks_since_choice = 0;
+  // The encoding that last lost to last_encoding on an exact size (0xff when none) and that size.
+  // When blocks written with last_encoding become bigger than that, the runner-up is written
+  // again: sample estimates miss what only a whole-block encode sees (outliers, delta coding).
+  std::uint8_t runner_up_encoding = 0xff;
+  std::uint16_t runner_up_bytes = 0;
   // ALP-RD's split (right part width) when last_encoding is ALP-RD; the dictionary is cheap to
   // rebuild for a known split.
   std::uint8_t rd_right_bits = 0;
