@@ -150,6 +150,12 @@ Status DecodeInts(std::span<const std::uint8_t> src, std::span<std::int64_t> out
   } else if (encoding == static_cast<std::uint8_t>(IntEncoding::kDeltaOfDelta)) {
     std::uint64_t acc = LoadLe<std::uint64_t>(src.data() + kBlockHeaderBytes);
     std::uint64_t step = LoadLe<std::uint64_t>(src.data() + kBlockHeaderBytes + 8);
+    if (width == 0 && v[2] == 0) {
+      // Regular interval, the common case for timestamps: every delta-of-delta is 0, so the
+      // values are first + i * step, independent of each other (vectorizes, no carried sum).
+      for (std::size_t i = 0; i < n; ++i) v[i] = acc + static_cast<std::uint64_t>(i) * step;
+      return Status::OK();
+    }
     v[0] = acc;
     for (std::size_t i = 1; i < n; ++i) {
       if (i >= 2) step += v[i];

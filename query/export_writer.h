@@ -54,7 +54,12 @@ class ExportWriter {
   std::uint64_t points_written() const { return points_written_; }
 
  private:
-  Status WriteTextSeries(const SeriesInfo& info, std::string* out);
+  // Formats one series (json or csv) with `reader`; const so two series can be formatted at once.
+  Status WriteTextSeries(SeriesReader& reader, const SeriesInfo& info, std::string* out,
+                         std::uint64_t* points) const;
+  // Text formats: formats the next two series at once, the second on a helper thread with its
+  // own reader, and appends both in order.
+  Status WriteTextPair(std::string* out);
   // Writes binary frames of the current series until the piece is full; sets series_done_.
   Status WriteBinarySeries(const SeriesInfo& info, std::string* out);
   Status AppendBinaryChunk(const ChunkView& view, std::string* out);
@@ -66,6 +71,8 @@ class ExportWriter {
   const std::int64_t end_ns_;
   const ExportFormat format_;
   SeriesReader reader_;
+  std::unique_ptr<SeriesReader> side_reader_;  // the helper thread's, created on first use
+  std::string side_out_;
 
   bool started_ = false;
   bool finished_ = false;
