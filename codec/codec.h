@@ -82,4 +82,14 @@ std::size_t EncodeInts(std::span<const std::int64_t> values, Workspace& ws,
 Status DecodeInts(std::span<const std::uint8_t> src, std::span<std::int64_t> out,
                   Workspace& ws) noexcept;
 
+// What DecodeInts learned about the block's shape while decoding it.
+struct IntBlockShape {
+  // True when out[i] = out[0] + i * step (wrapping): a regular interval, decoded in closed form.
+  // A caller validating timestamps can then check the step instead of every value.
+  bool arithmetic = false;
+  std::int64_t step = 0;
+};
+Status DecodeInts(std::span<const std::uint8_t> src, std::span<std::int64_t> out, Workspace& ws,
+                  IntBlockShape* shape) noexcept;
+
 }  // namespace ingot::codec

@@ -156,7 +156,7 @@ bool ExportWriter::Next(std::string* out) {
     const SeriesInfo& info = *series_[next_series_];
     Status st = format_ == ExportFormat::kBinary
                     ? WriteBinarySeries(info, out)
-                    : WriteTextSeries(reader_, info, out, &points_written_);
+                    : WriteTextSeries(reader_, ts_text_, info, out, &points_written_);
     if (!st.ok()) {
       WriteError(st, out);
       finished_ = true;
@@ -175,9 +175,10 @@ Status ExportWriter::WriteTextPair(std::string* out) {
   std::uint64_t side_points = 0;
   const SeriesInfo& second = *series_[next_series_ + 1];
   auto side = std::async(std::launch::async, [&] {
-    return WriteTextSeries(*side_reader_, second, &side_out_, &side_points);
+    return WriteTextSeries(*side_reader_, side_ts_text_, second, &side_out_, &side_points);
   });
-  const Status first = WriteTextSeries(reader_, *series_[next_series_], out, &points_written_);
+  const Status first =
+      WriteTextSeries(reader_, ts_text_, *series_[next_series_], out, &points_written_);
   const Status other = side.get();
   INGOT_RETURN_IF_ERROR(first);
   INGOT_RETURN_IF_ERROR(other);
@@ -186,8 +187,9 @@ Status ExportWriter::WriteTextPair(std::string* out) {
   return Status::OK();
 }
 
-Status ExportWriter::WriteTextSeries(SeriesReader& reader, const SeriesInfo& info,
-                                     std::string* out, std::uint64_t* points) const {
+Status ExportWriter::WriteTextSeries(SeriesReader& reader, TimestampText& ts_text,
+                                     const SeriesInfo& info, std::string* out,
+                                     std::uint64_t* points) const {
   INGOT_RETURN_IF_ERROR(reader.Read(info.sid, start_ns_, end_ns_));
   const auto ts = reader.ts();
   const auto values = reader.values();
@@ -198,23 +200,32 @@ Status ExportWriter::WriteTextSeries(SeriesReader& reader, const SeriesInfo& inf
     staging.Append("{\"metric\":");
     staging.Append(info.metric_json);
     staging.Append(",\"values\":[");
+    int decimals_hint = 0;
     for (std::size_t i = 0; i < values.size(); ++i) {
       char*& p = staging.p();
       if (i != 0) *p++ = ',';
-      p = WriteDouble(values[i], p);
+      p = WriteDouble(values[i], p, &decimals_hint);
     }
     staging.Append("],\"timestamps\":[");
-    for (std::size_t i = 0; i < ts.size(); ++i) {
-      char*& p = staging.p();
-      if (i != 0) *p++ = ',';
-      p = WriteMillis(ts[i], p);
+    if (ts.size() != ts_text.ts.size() ||
+        std::memcmp(ts.data(), ts_text.ts.data(), ts.size_bytes()) != 0) {
+      ts_text.ts.assign(ts.begin(), ts.end());
+      ts_text.text.clear();
+      Staging ts_staging(&ts_text.text);
+      for (std::size_t i = 0; i < ts.size(); ++i) {
+        char*& p = ts_staging.p();
+        if (i != 0) *p++ = ',';
+        p = WriteMillis(ts[i], p);
+      }
     }
+    staging.Append(ts_text.text);
     staging.Append("]}\n");
     return Status::OK();
   }
   std::string quoted;
   AppendCsvQuoted(info.prom_text, &quoted);
   quoted.push_back(',');
+  int decimals_hint = 0;
   // Rows repeat the series name; a very long one is appended separately.
   const bool inline_name = quoted.size() + 128 <= Staging::kRoom;
   for (std::size_t i = 0; i < ts.size(); ++i) {
@@ -226,7 +237,7 @@ Status ExportWriter::WriteTextSeries(SeriesReader& reader, const SeriesInfo& inf
     }
     p = WriteMillis(ts[i], p);
     *p++ = ',';
-    p = WriteDouble(values[i], p);
+    p = WriteDouble(values[i], p, &decimals_hint);
     *p++ = '\n';
   }
   return Status::OK();

@@ -54,9 +54,15 @@ class ExportWriter {
   std::uint64_t points_written() const { return points_written_; }
 
  private:
+  // The json text of the last timestamps written: series written by the same agent share their
+  // timestamps, and formatting them is a large part of a json export.
+  struct TimestampText {
+    std::vector<std::int64_t> ts;
+    std::string text;
+  };
   // Formats one series (json or csv) with `reader`; const so two series can be formatted at once.
-  Status WriteTextSeries(SeriesReader& reader, const SeriesInfo& info, std::string* out,
-                         std::uint64_t* points) const;
+  Status WriteTextSeries(SeriesReader& reader, TimestampText& ts_text, const SeriesInfo& info,
+                         std::string* out, std::uint64_t* points) const;
   // Text formats: formats the next two series at once, the second on a helper thread with its
   // own reader, and appends both in order.
   Status WriteTextPair(std::string* out);
@@ -73,6 +79,8 @@ class ExportWriter {
   SeriesReader reader_;
   std::unique_ptr<SeriesReader> side_reader_;  // the helper thread's, created on first use
   std::string side_out_;
+  TimestampText ts_text_;       // this thread's
+  TimestampText side_ts_text_;  // the helper thread's
 
   bool started_ = false;
   bool finished_ = false;

@@ -44,6 +44,7 @@ class SeriesReader {
   std::span<const std::int64_t> ts() const { return ts_; }
   std::span<const double> values() const { return values_; }
   codec::Workspace& workspace() { return *ws_; }
+  Storage& storage() { return storage_; }
 
   // Decodes only the values of a chunk (after checking its checksum); `out.size()` must be the
   // chunk's count. Integer and boolean series come back as doubles.
@@ -52,8 +53,28 @@ class SeriesReader {
  private:
   Storage& storage_;
   std::unique_ptr<codec::Workspace> ws_;
-  std::vector<std::int64_t> ts_;
-  std::vector<double> values_;
+  // Chunks decode into these right after they grow: leave new elements uninitialized instead of
+  // zero-filling 16 bytes per point first.
+  template <typename T>
+  struct UninitializedAllocator : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = UninitializedAllocator<U>;
+    };
+    UninitializedAllocator() = default;
+    template <typename U>
+    UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U, typename... Args>
+    void construct(U* p, Args&&... args) {
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+  };
+  std::vector<std::int64_t, UninitializedAllocator<std::int64_t>> ts_;
+  std::vector<double, UninitializedAllocator<double>> values_;
   std::vector<std::int64_t> head_ts_;
   std::vector<double> head_values_;
   std::vector<std::int64_t> int_scratch_;

@@ -102,6 +102,11 @@ char* WriteInt(std::int64_t v, char* p) {
 }
 
 char* WriteDouble(double v, char* p) {
+  int decimals_hint = 0;
+  return WriteDouble(v, p, &decimals_hint);
+}
+
+char* WriteDouble(double v, char* p, int* decimals_hint) {
   if (std::isnan(v)) {
     std::memcpy(p, "NaN", 3);
     return p + 3;
@@ -117,6 +122,20 @@ char* WriteDouble(double v, char* p) {
   if (a >= 1e-4 && a < 1e14) {
     const auto whole = static_cast<std::int64_t>(v);
     if (static_cast<double>(whole) == v) return WriteInt(whole, p);
+    // Values of one series usually carry the same number of decimals: try the last count
+    // first. A larger count than needed is still right: the decimal with k digits that maps to
+    // v is unique (see below), so it is the shorter one padded with zeros, which are trimmed.
+    if (const int k = *decimals_hint; k >= 1 && k <= 4) {
+      const double scaled = v * kPow10[k];
+      const auto n = static_cast<std::int64_t>(scaled + (scaled < 0 ? -0.5 : 0.5));
+      if (n < (std::int64_t{1} << 52) && n > -(std::int64_t{1} << 52) &&
+          static_cast<double>(n) / kPow10[k] == v) {
+        const std::uint64_t un = n < 0 ? ~static_cast<std::uint64_t>(n) + 1
+                                       : static_cast<std::uint64_t>(n);
+        const auto scale = static_cast<std::uint64_t>(kPow10[k]);
+        return WriteFixedPoint(n < 0, un / scale, un % scale, k, p);
+      }
+    }
     for (int k = 1; k <= 4; ++k) {
       // Any rounding will do: the candidate is verified below.
       const double scaled = v * kPow10[k];
@@ -125,6 +144,7 @@ char* WriteDouble(double v, char* p) {
       // them maps to v: the one found is also the one closest to v, as to_chars picks.
       if (n >= (std::int64_t{1} << 52) || n <= -(std::int64_t{1} << 52)) break;
       if (static_cast<double>(n) / kPow10[k] == v) {
+        *decimals_hint = k;
         const std::uint64_t un = n < 0 ? ~static_cast<std::uint64_t>(n) + 1
                                        : static_cast<std::uint64_t>(n);
         const auto scale = static_cast<std::uint64_t>(kPow10[k]);

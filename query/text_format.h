@@ -24,6 +24,9 @@ inline constexpr std::size_t kMaxIntChars = 32;
 
 // Raw writers for bulk output: write at `p` and return the end of what was written.
 char* WriteDouble(double v, char* p);
+// The same text, faster for runs of values with the same number of decimals: `*decimals_hint`
+// (start with 0) carries that number from one call to the next.
+char* WriteDouble(double v, char* p, int* decimals_hint);
 char* WriteInt(std::int64_t v, char* p);
 char* WriteMillis(std::int64_t ts_ns, char* p);  // needs kMaxIntChars + 16 bytes
 

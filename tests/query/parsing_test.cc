@@ -69,6 +69,28 @@ TEST(TextFormatTest, DoublesRoundTripAndMatchToChars) {
   }
 }
 
+// The decimals hint only changes which candidate is tried first: with any hint carried over a
+// sequence of mixed values the text is exactly the hint-free text.
+TEST(TextFormatTest, DecimalsHintNeverChangesTheText) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> decimals(0, 6);
+  std::uniform_int_distribution<int> run(1, 20);
+  std::uniform_real_distribution<double> magnitude(-1e5, 1e5);
+  int hint = 0;
+  for (int i = 0; i < 20000;) {
+    const double scale = std::pow(10.0, decimals(rng));
+    for (int r = run(rng); r > 0; --r, ++i) {
+      const double v = std::round(magnitude(rng) * scale) / scale;
+      char with_hint[64], without[64];
+      char* a_end = WriteDouble(v, with_hint, &hint);
+      char* b_end = WriteDouble(v, without);
+      ASSERT_EQ(std::string_view(with_hint, static_cast<std::size_t>(a_end - with_hint)),
+                std::string_view(without, static_cast<std::size_t>(b_end - without)))
+          << "hint " << hint;
+    }
+  }
+}
+
 TEST(TextFormatTest, TimestampsAndStrings) {
   std::string s;
   AppendMillis(1'700'000'000'123'000'000, &s);

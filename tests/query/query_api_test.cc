@@ -363,3 +363,50 @@ TEST_F(WindowPropertyTest, MatchesNaiveEvaluationAcrossChunkBoundaries) {
 
 }  // namespace
 }  // namespace ingot
+
+namespace ingot {
+namespace {
+
+// A selection of many series is evaluated in two halves on two threads; every series' result must
+// be exactly what evaluating it alone gives (one series takes the single-threaded path).
+TEST_F(QueryApiTest, ManySeriesEvaluateInParallelExactlyAsAlone) {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> step(-100, 100);
+  constexpr int kSeries = 40;
+  for (int h = 0; h < kSeries; ++h) {
+    Points points;
+    double v = 50;
+    for (int i = 0; i < 2500; ++i) {  // two sealed chunks plus an open head
+      v += step(rng) / 100.0;
+      points.emplace_back(kT0 + i * 10 * kSec, v);
+    }
+    std::string host = "h";
+    host += std::to_string(100 + h);
+    Add("many", {{"host", host}}, "v", points);
+  }
+  const std::string range = "&start=1700000000&end=1700025000&step=3600";
+  const Response all =
+      Get("/api/v1/query_range?query=" + Encode("avg_over_time(many_v[1h])") + range);
+  ASSERT_EQ(all.status, 200) << all.body;
+  std::size_t series_in_all = 0;
+  for (std::size_t p = all.body.find("\"metric\""); p != std::string::npos;
+       p = all.body.find("\"metric\"", p + 1)) {
+    ++series_in_all;
+  }
+  EXPECT_EQ(series_in_all, static_cast<std::size_t>(kSeries));
+  const std::string prefix = "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[";
+  for (int h = 0; h < kSeries; ++h) {
+    std::string q = "avg_over_time(many_v{host=\"h";
+    q += std::to_string(100 + h);
+    q += "\"}[1h])";
+    const Response one = Get("/api/v1/query_range?query=" + Encode(q) + range);
+    ASSERT_EQ(one.status, 200) << one.body;
+    ASSERT_EQ(one.body.rfind(prefix, 0), 0u) << one.body;
+    const std::string series_json =
+        one.body.substr(prefix.size(), one.body.size() - prefix.size() - 4);  // drop "]}}\n"
+    EXPECT_NE(all.body.find(series_json), std::string::npos) << series_json;
+  }
+}
+
+}  // namespace
+}  // namespace ingot
