@@ -1,9 +1,11 @@
 #include "query/export_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <future>
 #include <limits>
+#include <mutex>
 
 #include "query/binary_export.h"
 #include "query/text_format.h"
@@ -43,6 +45,58 @@ class Staging {
   char* p_;
   char buf_[kBytes];
 };
+
+// The json text of recently exported timestamp arrays, shared by all requests. Series written by
+// the same agents share their timestamps, and dashboards ask for the same ranges again and
+// again; formatting 13-digit millisecond timestamps is a large part of a json export. A lookup
+// costs a lock and a memcmp per series, never per point.
+class TimestampTextCache {
+ public:
+  static constexpr std::size_t kEntries = 8;
+  static constexpr std::size_t kMinPoints = 256;     // smaller arrays are cheap to format
+  static constexpr std::size_t kMaxPoints = 1 << 16;  // bounds the cache to a few MiB
+
+  bool Find(std::span<const std::int64_t> ts, std::string* text) {
+    if (ts.size() < kMinPoints || ts.size() > kMaxPoints) return false;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Entry& e : entries_) {
+      if (e.ts.size() == ts.size() && e.ts.front() == ts.front() && e.ts.back() == ts.back() &&
+          std::memcmp(e.ts.data(), ts.data(), ts.size_bytes()) == 0) {
+        e.last_use = ++clock_;
+        text->assign(e.text);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void Insert(std::span<const std::int64_t> ts, const std::string& text) {
+    if (ts.size() < kMinPoints || ts.size() > kMaxPoints) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry* victim = &entries_[0];
+    for (Entry& e : entries_) {
+      if (e.last_use < victim->last_use) victim = &e;
+    }
+    victim->ts.assign(ts.begin(), ts.end());
+    victim->text = text;
+    victim->last_use = ++clock_;
+  }
+
+ private:
+  struct Entry {
+    std::vector<std::int64_t> ts;
+    std::string text;
+    std::uint64_t last_use = 0;
+  };
+  std::mutex mu_;
+  std::array<Entry, kEntries> entries_;
+  std::uint64_t clock_ = 0;
+};
+
+TimestampTextCache& SharedTimestampText() {
+  static TimestampTextCache cache;
+  return cache;
+}
 
 void AppendCsvQuoted(std::string_view text, std::string* out) {
   out->push_back('"');
@@ -210,12 +264,17 @@ Status ExportWriter::WriteTextSeries(SeriesReader& reader, TimestampText& ts_tex
     if (ts.size() != ts_text.ts.size() ||
         std::memcmp(ts.data(), ts_text.ts.data(), ts.size_bytes()) != 0) {
       ts_text.ts.assign(ts.begin(), ts.end());
-      ts_text.text.clear();
-      Staging ts_staging(&ts_text.text);
-      for (std::size_t i = 0; i < ts.size(); ++i) {
-        char*& p = ts_staging.p();
-        if (i != 0) *p++ = ',';
-        p = WriteMillis(ts[i], p);
+      if (!SharedTimestampText().Find(ts, &ts_text.text)) {
+        ts_text.text.clear();
+        {
+          Staging ts_staging(&ts_text.text);
+          for (std::size_t i = 0; i < ts.size(); ++i) {
+            char*& p = ts_staging.p();
+            if (i != 0) *p++ = ',';
+            p = WriteMillis(ts[i], p);
+          }
+        }
+        SharedTimestampText().Insert(ts, ts_text.text);
       }
     }
     staging.Append(ts_text.text);
