@@ -1,5 +1,7 @@
 #include "config/listener.h"
 
+#include <algorithm>
+
 #include "config/config_loader.h"
 
 namespace ingot {
@@ -27,6 +29,28 @@ Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string
   }
   *acceptor = std::move(a);
   return Status::OK();
+}
+
+void RunOnThreads(asio::io_context& io, unsigned count, std::vector<std::thread>* threads) {
+  for (unsigned i = 0; i < std::max(1u, count); ++i) {
+    threads->emplace_back([&io] { io.run(); });
+  }
+}
+
+void StopListener(asio::io_context& io, asio::ip::tcp::acceptor* acceptor,
+                  std::chrono::milliseconds grace, const std::function<bool()>& busy,
+                  std::vector<std::thread>* threads) {
+  asio::post(io, [acceptor] {
+    boost::system::error_code ec;
+    if (acceptor != nullptr) acceptor->close(ec);
+  });
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (busy() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  io.stop();
+  for (auto& t : *threads) t.join();
+  threads->clear();
 }
 
 }  // namespace ingot

@@ -2,9 +2,13 @@
 // which setting, which address, which port and why.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "config/asio.h"
 #include "config/status.h"
@@ -16,5 +20,14 @@ namespace ingot {
 // ("query.http_listen", "HTTP listener").
 Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string_view setting,
                     std::string_view what, std::unique_ptr<asio::ip::tcp::acceptor>* acceptor);
+
+// Runs `io` on `count` threads (at least one), appended to `*threads`.
+void RunOnThreads(asio::io_context& io, unsigned count, std::vector<std::thread>* threads);
+
+// The shutdown both servers share: closes `acceptor` on its loop, waits up to `grace` while
+// `busy()` holds (connections or requests still finishing), then stops `io` and joins `threads`.
+void StopListener(asio::io_context& io, asio::ip::tcp::acceptor* acceptor,
+                  std::chrono::milliseconds grace, const std::function<bool()>& busy,
+                  std::vector<std::thread>* threads);
 
 }  // namespace ingot

@@ -19,27 +19,17 @@ Status TcpServer::Start(const std::string& listen, unsigned threads) {
   INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "ingest.tcp_listen", "line-protocol TCP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
-  if (threads == 0) threads = 1;
-  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
+  RunOnThreads(io_, threads, &threads_);
   return Status::OK();
 }
 
 void TcpServer::Stop() {
   if (threads_.empty()) return;
   stopping_ = true;
-  asio::post(io_, [this] {
-    boost::system::error_code ec;
-    if (acceptor_) acceptor_->close(ec);
-  });
   // Sessions notice `stopping_` at their next wake-up (data, EOF or the idle watchdog tick) and
   // finish their consumers; wait for them, then stop the loop.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (connections_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  io_.stop();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
+  StopListener(io_, acceptor_.get(), std::chrono::seconds(5),
+               [this] { return connections_.load() > 0; }, &threads_);
 }
 
 asio::awaitable<void> TcpServer::AcceptLoop() {

@@ -125,28 +125,16 @@ Status HttpServer::Start(const std::string& listen) {
   INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "query.http_listen", "HTTP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
-  const unsigned threads = options_.http_threads == 0 ? 1 : options_.http_threads;
-  for (unsigned i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] { io_.run(); });
-  }
+  RunOnThreads(io_, options_.http_threads, &threads_);
   return Status::OK();
 }
 
 void HttpServer::Stop() {
   if (threads_.empty()) return;
   stopping_ = true;
-  asio::post(io_, [this] {
-    boost::system::error_code ec;
-    if (acceptor_) acceptor_->close(ec);
-  });
   // Requests in flight get a short grace period; idle keep-alive connections are simply dropped.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (in_flight_.load() > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  io_.stop();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
+  StopListener(io_, acceptor_.get(), std::chrono::seconds(2),
+               [this] { return in_flight_.load() > 0; }, &threads_);
 }
 
 asio::awaitable<void> HttpServer::AcceptLoop() {
