@@ -56,21 +56,20 @@ class TimestampTextCache {
   static constexpr std::size_t kMinPoints = 256;     // smaller arrays are cheap to format
   static constexpr std::size_t kMaxPoints = 1 << 16;  // bounds the cache to a few MiB
 
-  bool Find(std::span<const std::int64_t> ts, std::string* text) {
-    if (ts.size() < kMinPoints || ts.size() > kMaxPoints) return false;
+  std::shared_ptr<const std::string> Find(std::span<const std::int64_t> ts) {
+    if (ts.size() < kMinPoints || ts.size() > kMaxPoints) return nullptr;
     std::lock_guard<std::mutex> lock(mu_);
     for (Entry& e : entries_) {
       if (e.ts.size() == ts.size() && e.ts.front() == ts.front() && e.ts.back() == ts.back() &&
           std::memcmp(e.ts.data(), ts.data(), ts.size_bytes()) == 0) {
         e.last_use = ++clock_;
-        text->assign(e.text);
-        return true;
+        return e.text;
       }
     }
-    return false;
+    return nullptr;
   }
 
-  void Insert(std::span<const std::int64_t> ts, const std::string& text) {
+  void Insert(std::span<const std::int64_t> ts, std::shared_ptr<const std::string> text) {
     if (ts.size() < kMinPoints || ts.size() > kMaxPoints) return;
     std::lock_guard<std::mutex> lock(mu_);
     Entry* victim = &entries_[0];
@@ -78,14 +77,14 @@ class TimestampTextCache {
       if (e.last_use < victim->last_use) victim = &e;
     }
     victim->ts.assign(ts.begin(), ts.end());
-    victim->text = text;
+    victim->text = std::move(text);
     victim->last_use = ++clock_;
   }
 
  private:
   struct Entry {
     std::vector<std::int64_t> ts;
-    std::string text;
+    std::shared_ptr<const std::string> text;
     std::uint64_t last_use = 0;
   };
   std::mutex mu_;
@@ -264,20 +263,22 @@ Status ExportWriter::WriteTextSeries(SeriesReader& reader, TimestampText& ts_tex
     if (ts.size() != ts_text.ts.size() ||
         std::memcmp(ts.data(), ts_text.ts.data(), ts.size_bytes()) != 0) {
       ts_text.ts.assign(ts.begin(), ts.end());
-      if (!SharedTimestampText().Find(ts, &ts_text.text)) {
-        ts_text.text.clear();
+      ts_text.text = SharedTimestampText().Find(ts);
+      if (ts_text.text == nullptr) {
+        auto text = std::make_shared<std::string>();
         {
-          Staging ts_staging(&ts_text.text);
+          Staging ts_staging(text.get());
           for (std::size_t i = 0; i < ts.size(); ++i) {
             char*& p = ts_staging.p();
             if (i != 0) *p++ = ',';
             p = WriteMillis(ts[i], p);
           }
         }
-        SharedTimestampText().Insert(ts, ts_text.text);
+        ts_text.text = text;
+        SharedTimestampText().Insert(ts, std::move(text));
       }
     }
-    staging.Append(ts_text.text);
+    staging.Append(*ts_text.text);
     staging.Append("]}\n");
     return Status::OK();
   }

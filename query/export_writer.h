@@ -58,7 +58,7 @@ class ExportWriter {
   // timestamps, and formatting them is a large part of a json export.
   struct TimestampText {
     std::vector<std::int64_t> ts;
-    std::string text;
+    std::shared_ptr<const std::string> text;  // shared with the process-wide cache
   };
   // Formats one series (json or csv) with `reader`; const so two series can be formatted at once.
   Status WriteTextSeries(SeriesReader& reader, TimestampText& ts_text, const SeriesInfo& info,

@@ -23,6 +23,7 @@
 #include "config/asio.h"
 #include "config/options.h"
 #include "config/status.h"
+#include "config/url_encoding.h"
 
 namespace ingot {
 
@@ -68,8 +69,6 @@ void SetReply(HttpReply& reply, http::status status, std::string_view content_ty
 std::vector<std::pair<std::string, std::string>> ParseQueryParams(const HttpRequest& request);
 // The path part of the target (before '?').
 std::string_view TargetPath(std::string_view target);
-// Percent-decodes `text` ('+' as space).
-std::string UrlDecode(std::string_view text);
 
 class HttpServer {
  public:

@@ -41,23 +41,6 @@ bool FindKey(std::string_view json, size_t* pos, std::string_view key) {
 
 }  // namespace
 
-std::string UrlEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-' ||
-        u == '.' || u == '_' || u == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
-
 std::string CountQueryTarget(std::string_view base_path, std::string_view selector,
                              int64_t first_ts_ns, int64_t last_ts_ns) {
   while (base_path.ends_with('/')) base_path.remove_suffix(1);

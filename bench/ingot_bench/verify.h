@@ -16,13 +16,11 @@
 #include "bench/ingot_bench/cli_values.h"
 #include "bench/ingot_bench/report.h"
 #include "config/status.h"
+#include "config/url_encoding.h"
 
 namespace ingot::bench {
 
 inline constexpr std::string_view kDefaultVerifySelector = R"({__name__=~"cpu_.*"})";
-
-// Percent-encodes everything but RFC 3986 unreserved characters.
-std::string UrlEncode(std::string_view text);
 
 // The request target (path and query) of the count query for timestamps [first_ts_ns, last_ts_ns].
 std::string CountQueryTarget(std::string_view base_path, std::string_view selector,

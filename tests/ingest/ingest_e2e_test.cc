@@ -32,19 +32,7 @@ using testutil::ExpectedData;
 using testutil::FormatDouble;
 using testutil::MetricValue;
 using testutil::SeriesKeyOf;
-
-// Opens the stopped node's data directory and compares it with what was sent.
-::testing::AssertionResult StoredExactly(const std::string& data_dir,
-                                         const ExpectedData& expected) {
-  std::unique_ptr<Storage> storage;
-  const Status st = Storage::Open(testutil::TestStorageOptions(data_dir), 1,
-                                  SystemClock::Instance(), &storage);
-  if (!st.ok()) return ::testing::AssertionFailure() << "reopening: " << st.ToString();
-  ::testing::AssertionResult result = expected.Matches(*storage);
-  const Status closed = storage->Close();
-  if (result && !closed.ok()) return ::testing::AssertionFailure() << closed.ToString();
-  return result;
-}
+using testutil::StoredExactly;
 
 // Good lines with every stored type plus a string field; the expectation is filled alongside.
 struct Workload {

@@ -141,6 +141,18 @@ std::size_t ExpectedData::points() const {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult StoredExactly(const std::string& data_dir,
+                                         const ExpectedData& expected) {
+  std::unique_ptr<Storage> storage;
+  const Status st =
+      Storage::Open(TestStorageOptions(data_dir), 1, SystemClock::Instance(), &storage);
+  if (!st.ok()) return ::testing::AssertionFailure() << "reopening: " << st.ToString();
+  ::testing::AssertionResult result = expected.Matches(*storage);
+  const Status closed = storage->Close();
+  if (result && !closed.ok()) return ::testing::AssertionFailure() << closed.ToString();
+  return result;
+}
+
 std::string GzipCompress(std::string_view data) {
   z_stream zs{};
   EXPECT_EQ(deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY), Z_OK);

@@ -66,6 +66,10 @@ class ExpectedData {
 // A gzip stream of `data`.
 std::string GzipCompress(std::string_view data);
 
+// Opens a stopped node's data directory and compares it with `expected` (then closes it).
+::testing::AssertionResult StoredExactly(const std::string& data_dir,
+                                         const ExpectedData& expected);
+
 // The value of one sample in Prometheus text (`name` or `name{labels}` exactly as rendered);
 // -1 when absent.
 double MetricValue(const std::string& exposition, const std::string& sample);

@@ -34,6 +34,7 @@ using ingot::testing::NodeProcess;
 using ingot::testing::TempDir;
 using testutil::ExpectedData;
 using testutil::MetricValue;
+using testutil::StoredExactly;
 
 const std::string kClientsDir = INGOT_CLIENTS_DIR;  // the scripts
 const std::string kNpmDir = INGOT_NPM_DIR;          // where install.sh put node_modules
@@ -145,34 +146,45 @@ double Metric(unsigned short http_port, const std::string& sample) {
   return expected.MatchesExport(r.body);
 }
 
-::testing::AssertionResult StoredExactly(const std::string& data_dir,
-                                         const ExpectedData& expected) {
-  std::unique_ptr<Storage> storage;
-  const Status st = Storage::Open(testutil::TestStorageOptions(data_dir), 1,
-                                  SystemClock::Instance(), &storage);
-  if (!st.ok()) return ::testing::AssertionFailure() << "reopening: " << st.ToString();
-  ::testing::AssertionResult result = expected.Matches(*storage);
-  EXPECT_TRUE(storage->Close().ok());
-  return result;
-}
+// A real ingotd (2 shards) in a temp dir, written to by one client script; `expected` and
+// `values` describe what the script reported sending.
+class RealClients : public ::testing::Test {
+ protected:
+  static constexpr int kRows = 3000;
 
-TEST(RealClients, QuestDbNodejsClientOverTcp) {
-  ASSERT_TRUE(ClientsAvailable());
-  TempDir dir;
-  const std::string data_dir = dir.path() + "/data";
-  NodeProcess node(data_dir, {"--set", "ingest.shards=2"});
-  ASSERT_TRUE(node.ok()) << node.log();
+  void SetUp() override {
+    ASSERT_TRUE(ClientsAvailable());
+    node_ = std::make_unique<NodeProcess>(data_dir_, std::vector<std::string>{"--set", "ingest.shards=2"});
+    ASSERT_TRUE(node_->ok()) << node_->log();
+  }
 
-  constexpr int kRows = 3000;
-  std::string record;
-  ASSERT_TRUE(RunWriter("questdb_writer.js", node.tcp_port(), kRows, dir.path(), &record));
-  ExpectedData expected;
-  std::size_t values = 0;
-  ASSERT_TRUE(ParseRecord(record, &expected, &values));
-  ASSERT_EQ(values, 3u * kRows);
+  // Runs `script` against `port` and records what it sent.
+  void RunClient(const std::string& script, unsigned short port) {
+    std::string record;
+    ASSERT_TRUE(RunWriter(script, port, kRows, dir_.path(), &record));
+    ASSERT_TRUE(ParseRecord(record, &expected_, &values_));
+    ASSERT_EQ(values_, 3u * kRows);
+  }
+
+  // Every value reads back exactly through the query API, and from disk after a clean stop.
+  void ExpectReadBackExactly() {
+    EXPECT_TRUE(ExportedExactly(node_->http_port(), expected_));
+    ASSERT_EQ(node_->Stop(SIGTERM), 0) << node_->log();
+    EXPECT_TRUE(StoredExactly(data_dir_, expected_));
+  }
+
+  TempDir dir_;
+  const std::string data_dir_ = dir_.path() + "/data";
+  std::unique_ptr<NodeProcess> node_;
+  ExpectedData expected_;
+  std::size_t values_ = 0;
+};
+
+TEST_F(RealClients, QuestDbNodejsClientOverTcp) {
+  ASSERT_NO_FATAL_FAILURE(RunClient("questdb_writer.js", node_->tcp_port()));
 
   // TCP has no acknowledgement: wait (hang guard only) until the node has taken every line in.
-  const unsigned short http = node.http_port();
+  const unsigned short http = node_->http_port();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while ((Metric(http, "ingot_lines_total") < kRows || Metric(http, "ingot_connections") != 0) &&
          std::chrono::steady_clock::now() < deadline) {
@@ -180,34 +192,19 @@ TEST(RealClients, QuestDbNodejsClientOverTcp) {
   }
   EXPECT_EQ(Metric(http, "ingot_lines_total"), kRows);
   EXPECT_EQ(Metric(http, "ingot_lines_rejected_total{reason=\"malformed\"}"), 0);
-  EXPECT_EQ(Metric(http, "ingot_points_accepted_total"), static_cast<double>(values));
+  EXPECT_EQ(Metric(http, "ingot_points_accepted_total"), static_cast<double>(values_));
   EXPECT_EQ(Metric(http, "ingot_points_rejected_total{reason=\"string_unsupported\"}"), kRows);
-  EXPECT_TRUE(ExportedExactly(http, expected));
-  ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
-  EXPECT_TRUE(StoredExactly(data_dir, expected));
+  ExpectReadBackExactly();
 }
 
-TEST(RealClients, InfluxClientOverHttpWrite) {
-  ASSERT_TRUE(ClientsAvailable());
-  TempDir dir;
-  const std::string data_dir = dir.path() + "/data";
-  NodeProcess node(data_dir, {"--set", "ingest.shards=2"});
-  ASSERT_TRUE(node.ok()) << node.log();
-
-  constexpr int kRows = 3000;
-  std::string record;
-  ASSERT_TRUE(RunWriter("influx_writer.js", node.http_port(), kRows, dir.path(), &record));
-  ExpectedData expected;
-  std::size_t values = 0;
-  ASSERT_TRUE(ParseRecord(record, &expected, &values));
-  ASSERT_EQ(values, 3u * kRows);
+TEST_F(RealClients, InfluxClientOverHttpWrite) {
+  ASSERT_NO_FATAL_FAILURE(RunClient("influx_writer.js", node_->http_port()));
   // Every write was answered 204 (the client throws otherwise), so all of it is accepted.
-  EXPECT_EQ(Metric(node.http_port(), "ingot_lines_total"), kRows);
-  EXPECT_EQ(Metric(node.http_port(), "ingot_points_accepted_total"), static_cast<double>(values));
-  EXPECT_EQ(Metric(node.http_port(), "ingot_http_write_errors_total"), 0);
-  EXPECT_TRUE(ExportedExactly(node.http_port(), expected));
-  ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
-  EXPECT_TRUE(StoredExactly(data_dir, expected));
+  const unsigned short http = node_->http_port();
+  EXPECT_EQ(Metric(http, "ingot_lines_total"), kRows);
+  EXPECT_EQ(Metric(http, "ingot_points_accepted_total"), static_cast<double>(values_));
+  EXPECT_EQ(Metric(http, "ingot_http_write_errors_total"), 0);
+  ExpectReadBackExactly();
 }
 
 }  // namespace

@@ -14,7 +14,6 @@
 namespace ingot {
 namespace {
 
-using testing::Encode;
 using testing::Points;
 using testing::Response;
 
@@ -24,7 +23,7 @@ constexpr std::int64_t kT0 = 1'700'000'000 * kSec;
 class ExportTest : public testing::QueryFixture {
  protected:
   Response Export(const std::string& selector, const std::string& extra = "") {
-    return Get("/api/v1/export?match[]=" + Encode(selector) + extra);
+    return Get("/api/v1/export?match[]=" + UrlEncode(selector) + extra);
   }
   std::vector<ExportedSeries> Binary(const std::string& selector, const std::string& extra = "") {
     const Response r = Export(selector, "&format=binary" + extra);
@@ -50,6 +49,40 @@ TEST_F(ExportTest, JsonLinesExact) {
             "\"timestamps\":[1700000000000,1700000010000,1700000020123.456]}\n"
             "{\"metric\":{\"__name__\":\"cpu_usage\",\"host\":\"b\\\"x\"},\"values\":[2],"
             "\"timestamps\":[1700000000000]}\n");
+}
+
+// Series are formatted two at a time and identical timestamp arrays share their text (within a
+// response and across requests): the text must still be exactly each series' own. Series h3
+// differs from the others only in one timestamp in the middle, with the same size, first and last.
+TEST_F(ExportTest, JsonSeriesFormattedInPairsWithSharedTimestampsStayExact) {
+  constexpr int kSeries = 5;  // two pairs and a single
+  constexpr int kPoints = 300;
+  std::string expected;
+  for (int h = 0; h < kSeries; ++h) {
+    Points points;
+    std::string values, stamps;
+    for (int i = 0; i < kPoints; ++i) {
+      std::int64_t ts = kT0 + i * 10 * kSec;
+      if (h == 3 && i == kPoints / 2) ts += 1'000'000;  // 1 ms later
+      points.emplace_back(ts, h * 1000 + i);
+      if (i != 0) {
+        values += ',';
+        stamps += ',';
+      }
+      values += std::to_string(h * 1000 + i);
+      stamps += std::to_string(ts / 1'000'000);
+    }
+    std::string host = "h";
+    host += std::to_string(h);
+    Add("pair", {{"host", host}}, "v", points);
+    expected += "{\"metric\":{\"__name__\":\"pair_v\",\"host\":\"" + host + "\"},\"values\":[" +
+                values + "],\"timestamps\":[" + stamps + "]}\n";
+  }
+  for (int round = 0; round < 2; ++round) {  // the second request reads the shared cache
+    const Response r = Export("pair_v");
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.body, expected) << "request " << round;
+  }
 }
 
 TEST_F(ExportTest, CsvExactWithPrometheusSpecials) {
@@ -150,7 +183,7 @@ TEST_F(ExportTest, LargeSeriesStreamInPiecesAndMatchEveryFormat) {
   Add("big", {}, "v", points);
   Add("big", {}, "w", {{kT0, 1}});
   HttpReply reply;
-  router_->Handle(testing::MakeGet("/api/v1/export?match[]=" + Encode("{__name__=~\"big_.*\"}") +
+  router_->Handle(testing::MakeGet("/api/v1/export?match[]=" + UrlEncode("{__name__=~\"big_.*\"}") +
                                    "&format=binary"),
                   reply);
   ASSERT_TRUE(reply.stream);

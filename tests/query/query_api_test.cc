@@ -14,7 +14,6 @@
 namespace ingot {
 namespace {
 
-using testing::Encode;
 using testing::Points;
 using testing::Response;
 
@@ -40,7 +39,7 @@ class QueryApiTest : public testing::QueryFixture {
   }
 
   Response Query(const std::string& q, std::int64_t t_s) {
-    return Get("/api/v1/query?query=" + Encode(q) + "&time=" + std::to_string(t_s));
+    return Get("/api/v1/query?query=" + UrlEncode(q) + "&time=" + std::to_string(t_s));
   }
   std::string Ok(const std::string& result_type, const std::string& result) {
     return "{\"status\":\"success\",\"data\":{\"resultType\":\"" + result_type +
@@ -165,13 +164,13 @@ TEST_F(QueryApiTest, VectorScalarArithmeticDropsTheName) {
 
 TEST_F(QueryApiTest, QueryRangeMatrix) {
   const Response r = Get("/api/v1/query_range?query=" +
-                         Encode(R"(avg_over_time(cpu_usage{host="a"}[30s]))") +
+                         UrlEncode(R"(avg_over_time(cpu_usage{host="a"}[30s]))") +
                          "&start=1700000030&end=1700000090&step=30s");
   EXPECT_EQ(r.body, Ok("matrix", R"([{"metric":{"host":"a"},"values":[[1700000030,"2"],)"
                                  R"([1700000060,"5"],[1700000090,"8"]]}])"));
   // Steps without a sample are left out; RFC 3339 times, POST form and plain-second steps work.
   const Response s =
-      Post("/api/v1/query_range", "query=" + Encode(R"(cpu_usage{host="a"})") +
+      Post("/api/v1/query_range", "query=" + UrlEncode(R"(cpu_usage{host="a"})") +
                                       "&start=2023-11-14T22:13:10Z&end=1700000020&step=10");
   EXPECT_EQ(s.body, Ok("matrix", R"([{"metric":{"__name__":"cpu_usage","host":"a"},"values":[)"
                                  R"([1700000000,"0"],[1700000010,"1"],[1700000020,"2"]]}])"));
@@ -184,9 +183,9 @@ TEST_F(QueryApiTest, ParameterErrorsNameTheParameter) {
   ExpectError(Get("/api/v1/query"), 400, "bad_data", R"(invalid parameter \"query\": missing)");
   ExpectError(Get("/api/v1/query?query=up&time=yesterday"), 400, "bad_data",
               R"(invalid parameter \"time\")");
-  ExpectError(Get("/api/v1/query?query=" + Encode("sum(")), 400, "bad_data",
+  ExpectError(Get("/api/v1/query?query=" + UrlEncode("sum(")), 400, "bad_data",
               R"(invalid parameter \"query\": parse error)");
-  ExpectError(Get("/api/v1/query?query=" + Encode("foo(bar)")), 400, "bad_data",
+  ExpectError(Get("/api/v1/query?query=" + UrlEncode("foo(bar)")), 400, "bad_data",
               "function foo()");
   const std::string q = "/api/v1/query_range?query=up";
   ExpectError(Get(q + "&end=2&step=1"), 400, "bad_data", R"(invalid parameter \"start\")");
@@ -201,7 +200,7 @@ TEST_F(QueryApiTest, ParameterErrorsNameTheParameter) {
               "exceeded maximum resolution of 11,000 points");
   EXPECT_EQ(Get(q + "&start=0&end=11000&step=1").status, 200);
   ExpectError(Get("/api/v1/series"), 400, "bad_data", "no match[] parameter provided");
-  ExpectError(Get("/api/v1/series?match[]=" + Encode("{a=~\".*\"}")), 400, "bad_data",
+  ExpectError(Get("/api/v1/series?match[]=" + UrlEncode("{a=~\".*\"}")), 400, "bad_data",
               R"(invalid parameter \"match[]\")");
   ExpectError(Get("/api/v1/label/host"), 404, "not_found", "/api/v1/label/<name>/values");
   EXPECT_EQ(Get("/api/v1/nothing").status, 404);
@@ -249,7 +248,7 @@ TEST_F(QueryApiTest, SeriesLabelsAndValues) {
             R"({"status":"success","data":[{"__name__":"cpu_usage","host":"a"},)"
             R"({"__name__":"cpu_usage","host":"b"}]})"
             "\n");
-  EXPECT_EQ(Post("/api/v1/series", "match[]=mem_free&match[]=" + Encode("{host=\"a\"}")).body,
+  EXPECT_EQ(Post("/api/v1/series", "match[]=mem_free&match[]=" + UrlEncode("{host=\"a\"}")).body,
             R"({"status":"success","data":[{"__name__":"cpu_usage","host":"a"},)"
             R"({"__name__":"mem_free","host":"a"},{"__name__":"req_total","host":"a"}]})"
             "\n");
@@ -386,7 +385,7 @@ TEST_F(QueryApiTest, ManySeriesEvaluateInParallelExactlyAsAlone) {
   }
   const std::string range = "&start=1700000000&end=1700025000&step=3600";
   const Response all =
-      Get("/api/v1/query_range?query=" + Encode("avg_over_time(many_v[1h])") + range);
+      Get("/api/v1/query_range?query=" + UrlEncode("avg_over_time(many_v[1h])") + range);
   ASSERT_EQ(all.status, 200) << all.body;
   std::size_t series_in_all = 0;
   for (std::size_t p = all.body.find("\"metric\""); p != std::string::npos;
@@ -399,7 +398,7 @@ TEST_F(QueryApiTest, ManySeriesEvaluateInParallelExactlyAsAlone) {
     std::string q = "avg_over_time(many_v{host=\"h";
     q += std::to_string(100 + h);
     q += "\"}[1h])";
-    const Response one = Get("/api/v1/query_range?query=" + Encode(q) + range);
+    const Response one = Get("/api/v1/query_range?query=" + UrlEncode(q) + range);
     ASSERT_EQ(one.status, 200) << one.body;
     ASSERT_EQ(one.body.rfind(prefix, 0), 0u) << one.body;
     const std::string series_json =

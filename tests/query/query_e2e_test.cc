@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/url_encoding.h"
 #include "query/binary_export.h"
 #include "query/text_format.h"
 #include "tests/e2e/node_process.h"
@@ -22,23 +23,6 @@ using testing::HttpPost;
 constexpr std::int64_t kSec = 1'000'000'000;
 constexpr std::int64_t kT0 = 1'700'000'000 * kSec;
 constexpr int kPoints = 2500;  // two sealed chunks and an open head per series
-
-std::string Encode(const std::string& text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-' ||
-        u == '.' || u == '_' || u == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
 
 // The value text sent for point i of host h (decimals, negatives, large and tiny numbers).
 std::string ValueText(int h, int i) {
@@ -72,7 +56,7 @@ class QueryE2eTest : public ::testing::Test {
     ASSERT_TRUE(testing::TcpSend(node_->tcp_port(), lines));
     // Ingest is asynchronous: wait until every value is countable (the load tester's check).
     const std::string count = "/api/v1/query?query=" +
-                              Encode(R"(sum(count_over_time({__name__=~"cpu_.*"}[3000s])))") +
+                              UrlEncode(R"(sum(count_over_time({__name__=~"cpu_.*"}[3000s])))") +
                               "&time=" + std::to_string(kT0 / kSec + kPoints);
     const std::string want = "\"" + std::to_string(4 * kPoints) + "\"";
     for (int attempt = 0; attempt < 200; ++attempt) {
@@ -127,7 +111,7 @@ TEST_F(QueryE2eTest, ExportFormatsReadBackExactly) {
     }
   }
   // A range inside the sealed chunks and across the boundary into the head.
-  ASSERT_TRUE(ParseBinaryExport(Get("/api/v1/export?match[]=" + Encode("cpu_count{host=\"h1\"}") +
+  ASSERT_TRUE(ParseBinaryExport(Get("/api/v1/export?match[]=" + UrlEncode("cpu_count{host=\"h1\"}") +
                                     "&format=binary&start=1700002000&end=1700002100"),
                                 &series)
                   .ok());
@@ -139,17 +123,17 @@ TEST_F(QueryE2eTest, ExportFormatsReadBackExactly) {
 
 TEST_F(QueryE2eTest, PrometheusApiReadsBack) {
   const std::string t = std::to_string(kT0 / kSec + 2499);
-  EXPECT_EQ(Get("/api/v1/query?query=" + Encode(R"(cpu_count{host="h0"})") + "&time=" + t),
+  EXPECT_EQ(Get("/api/v1/query?query=" + UrlEncode(R"(cpu_count{host="h0"})") + "&time=" + t),
             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":"
             "{\"__name__\":\"cpu_count\",\"host\":\"h0\"},\"value\":[" +
                 t + ",\"2499\"]}]}}\n");
   // Counts 0..2499 step 1/s: the average over (t-1000s, t] is the mean of the last 1000.
-  EXPECT_EQ(Get("/api/v1/query?query=" + Encode("avg by (host) (avg_over_time(cpu_count[1000s]))") +
+  EXPECT_EQ(Get("/api/v1/query?query=" + UrlEncode("avg by (host) (avg_over_time(cpu_count[1000s]))") +
                 "&time=" + t),
             "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
             "{\"metric\":{\"host\":\"h0\"},\"value\":[" + t + ",\"1999.5\"]},"
             "{\"metric\":{\"host\":\"h1\"},\"value\":[" + t + ",\"1999.5\"]}]}}\n");
-  EXPECT_EQ(Get("/api/v1/query_range?query=" + Encode("sum(max_over_time(cpu_count[1000s]))") +
+  EXPECT_EQ(Get("/api/v1/query_range?query=" + UrlEncode("sum(max_over_time(cpu_count[1000s]))") +
                 "&start=1700001000&end=1700002000&step=500"),
             "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
             "{},\"values\":[[1700001000,\"2000\"],[1700001500,\"3000\"],[1700002000,\"4000\"]]}]}}"
@@ -158,7 +142,7 @@ TEST_F(QueryE2eTest, PrometheusApiReadsBack) {
                              "application/x-www-form-urlencoded");
   EXPECT_EQ(form.body,
             "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[10,\"2\"]}}\n");
-  EXPECT_EQ(Get("/api/v1/series?match[]=" + Encode(R"({__name__=~"cpu_.*",host="h1"})")),
+  EXPECT_EQ(Get("/api/v1/series?match[]=" + UrlEncode(R"({__name__=~"cpu_.*",host="h1"})")),
             "{\"status\":\"success\",\"data\":[{\"__name__\":\"cpu_usage\",\"host\":\"h1\"},"
             "{\"__name__\":\"cpu_count\",\"host\":\"h1\"}]}\n");
   EXPECT_EQ(Get("/api/v1/labels"), "{\"status\":\"success\",\"data\":[\"__name__\",\"host\"]}\n");

@@ -43,23 +43,6 @@ HttpRequest MakePost(const std::string& target, const std::string& form_body) {
   return request;
 }
 
-std::string Encode(const std::string& text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || u == '-' ||
-        u == '.' || u == '_' || u == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
-
 void QueryFixture::SetUp() {
   StorageOptions options;
   options.data_dir = dir_.path();

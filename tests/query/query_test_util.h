@@ -15,6 +15,7 @@
 #include "config/clock.h"
 #include "config/options.h"
 #include "query/http_server.h"
+#include "config/url_encoding.h"
 #include "tests/support/temp_dir.h"
 
 namespace ingot::testing {
@@ -32,8 +33,6 @@ struct Response {
 Response RunRequest(const HttpRouter& router, const HttpRequest& request);
 HttpRequest MakeGet(const std::string& target);
 HttpRequest MakePost(const std::string& target, const std::string& form_body);
-// Percent-encodes a query parameter value.
-std::string Encode(const std::string& text);
 
 using Points = std::vector<std::pair<std::int64_t, double>>;
 
