@@ -22,6 +22,8 @@ constexpr std::uint8_t kProbeIntervalBlocks = 4;
 constexpr std::uint8_t kEmptySlot = 0xff;
 // Pairs of the sample ranking that the full block judges exactly.
 constexpr int kFinalists = 5;
+// Pairs of the coarse ranking that the whole sample judges.
+constexpr int kShortlist = 12;
 
 template <typename T>
 std::size_t TakeSample(std::span<const T> values, T* sample) {
@@ -61,36 +63,107 @@ struct Candidate {
   std::uint8_t f;
 };
 
+// Bits of the whole block's values under delta coding with (e, f), judged on a contiguous window of
+// kSampleSize neighbours from the middle of the block (differences between good neighbours;
+// exceptions cost what they cost plain). UINT64_MAX when the block is too short for a window or
+// every window value is an exception.
+template <typename T>
+std::uint64_t DeltaWindowBits(const simd::Kernels& kernels, std::span<const T> values, unsigned e,
+                              unsigned f) {
+  const std::size_t n = values.size();
+  if (n < 2 * kSampleSize) return UINT64_MAX;
+  const T* window = values.data() + (n - kSampleSize) / 2;
+  std::int64_t ints[kSampleSize];
+  std::uint64_t exceptions[1];
+  AlpEncodeStats stats;
+  if constexpr (sizeof(T) == 8) {
+    stats = kernels.alp_encode_double(window, kSampleSize, e, f, ints, exceptions);
+  } else {
+    stats = kernels.alp_encode_float(window, kSampleSize, e, f, ints, exceptions);
+  }
+  if (stats.exceptions == kSampleSize) return UINT64_MAX;
+  std::int64_t lo = INT64_MAX;
+  std::int64_t hi = INT64_MIN;
+  for (std::size_t i = 1; i < kSampleSize; ++i) {
+    const bool both_good = ((exceptions[0] >> (i - 1)) & 3) == 0;
+    const auto d = static_cast<std::int64_t>(static_cast<std::uint64_t>(ints[i]) -
+                                             static_cast<std::uint64_t>(ints[i - 1]));
+    lo = both_good ? std::min(lo, d) : lo;
+    hi = both_good ? std::max(hi, d) : hi;
+  }
+  const unsigned width =
+      lo > hi ? 0 : BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+  constexpr std::uint64_t kExceptionBits = sizeof(T) * 8 + 16;
+  return kSampleSize * width + stats.exceptions * kExceptionBits;
+}
+
+// Inserts `c` into the ascending `list` of `size` candidates when it is strictly cheaper than one.
+void InsertRanked(Candidate* list, int size, const Candidate& c) {
+  for (int k = 0; k < size; ++k) {
+    if (c.cost < list[k].cost) {
+      for (int m = size - 1; m > k; --m) list[m] = list[m - 1];
+      list[k] = c;
+      return;
+    }
+  }
+}
+
 template <typename T>
 AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t count,
-                     SeriesHint& hint, Workspace& ws) {
+                     double rival_bits_per_value, SeriesHint& hint, Workspace& ws) {
   const simd::Kernels& kernels = simd::ActiveKernels();
   Candidate best[kFinalists];
   for (auto& c : best) c = {UINT64_MAX, 0, 0};
-  // Largest exponent and factor first, and only strictly better replaces: on ties the larger pair
-  // wins, which turns mostly-zero blocks into width 0 plus a few exceptions.
-  for (int e = AlpConstants<T>::kMaxExponent; e >= 0; --e) {
-    for (int f = e; f >= 0; --f) {
-      const std::uint64_t cost =
-          SampleCost(kernels, sample, count, static_cast<unsigned>(e), static_cast<unsigned>(f));
-      for (int k = 0; k < kFinalists; ++k) {
-        if (cost < best[k].cost) {
-          for (int m = kFinalists - 1; m > k; --m) best[m] = best[m - 1];
-          best[k] = {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
-          break;
-        }
+  auto judge = [&](unsigned e, unsigned f) {
+    const std::uint64_t cost = SampleCost(kernels, sample, count, e, f);
+    InsertRanked(best, kFinalists,
+                 {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)});
+  };
+  // Enumeration runs largest exponent and factor first, and only strictly better replaces: on
+  // ties the larger pair wins, which turns mostly-zero blocks into width 0 plus a few exceptions.
+  // Every pair is first judged on a coarse subsample of one vector's width (a strided pick of the
+  // sample); only a shortlist is judged on the whole sample, which cuts the search to a fraction.
+  constexpr std::size_t kCoarse = 64 / sizeof(T);
+  if (count <= kCoarse) {
+    for (int e = AlpConstants<T>::kMaxExponent; e >= 0; --e) {
+      for (int f = e; f >= 0; --f) judge(static_cast<unsigned>(e), static_cast<unsigned>(f));
+    }
+  } else {
+    T coarse[kCoarse];
+    for (std::size_t k = 0; k < kCoarse; ++k) coarse[k] = sample[k * count / kCoarse];
+    Candidate shortlist[kShortlist];
+    for (auto& c : shortlist) c = {UINT64_MAX, 0, 0};
+    for (int e = AlpConstants<T>::kMaxExponent; e >= 0; --e) {
+      for (int f = e; f >= 0; --f) {
+        const std::uint64_t cost = SampleCost(kernels, coarse, kCoarse, static_cast<unsigned>(e),
+                                              static_cast<unsigned>(f));
+        InsertRanked(shortlist, kShortlist,
+                     {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)});
       }
     }
+    // Back into enumeration order, so that ties on the whole sample break as above.
+    std::sort(shortlist, shortlist + kShortlist, [](const Candidate& a, const Candidate& b) {
+      return a.e != b.e ? a.e > b.e : a.f > b.f;
+    });
+    for (const Candidate& c : shortlist) {
+      if (c.cost != UINT64_MAX) judge(c.e, c.f);
+    }
   }
+  // The sample's estimate of the block under ALP: plain, or delta-coded when that is smaller.
+  const std::uint64_t delta_bits = DeltaWindowBits(kernels, values, best[0].e, best[0].f);
+  const double estimate =
+      static_cast<double>(std::min(best[0].cost, delta_bits)) / static_cast<double>(count);
   // The sample ranks the candidates; the whole block decides among the finalists exactly. This
   // runs for a new series and when the hint's sample turns into exceptions, so its cost is
-  // amortized over many blocks.
+  // amortized over many blocks. When ALP is far behind the rival encoding the ranking cannot
+  // change the choice, and the sample's order stands.
   // Finalists far behind the sample's best are not worth a whole-block pass (each costs about
   // a fifth of the search).
+  const bool hopeless = estimate > rival_bits_per_value * 1.25;
   std::uint64_t exact[kFinalists];
   for (int k = 0; k < kFinalists; ++k) {
-    const bool close =
-        best[k].cost != UINT64_MAX && best[k].cost <= best[0].cost + best[0].cost / 4;
+    const bool close = !hopeless && best[k].cost != UINT64_MAX &&
+                       best[k].cost <= best[0].cost + best[0].cost / 4;
     exact[k] = !close ? UINT64_MAX
                       : EncodeAlp<T, true>(values, best[k].e, best[k].f, AlpMode::kSmaller, ws, {},
                                            nullptr);
@@ -98,7 +171,12 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
   }
   int order[kFinalists];
   for (int k = 0; k < kFinalists; ++k) order[k] = k;
-  std::stable_sort(order, order + kFinalists, [&](int a, int b) { return exact[a] < exact[b]; });
+  // Insertion sort: stable, and unlike std::stable_sort it never allocates a buffer.
+  for (int k = 1; k < kFinalists; ++k) {
+    for (int m = k; m > 0 && exact[order[m]] < exact[order[m - 1]]; --m) {
+      std::swap(order[m], order[m - 1]);
+    }
+  }
   for (int k = 0; k < SeriesHint::kPairs; ++k) {
     const Candidate& c = best[order[k]];
     hint.exponent[k] = c.cost == UINT64_MAX ? kEmptySlot : c.e;
@@ -112,12 +190,13 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
 }  // namespace
 
 template <typename T>
-AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws) noexcept {
+AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws,
+                             double rival_bits_per_value) noexcept {
   T sample[kSampleSize];
   const std::size_t count = TakeSample(values, sample);
   const bool hint_empty = hint.exponent[0] > AlpConstants<T>::kMaxExponent ||
                           hint.factor[0] > hint.exponent[0];
-  if (hint_empty) return FullSearch(values, sample, count, hint, ws);
+  if (hint_empty) return FullSearch(values, sample, count, rival_bits_per_value, hint, ws);
   // Warm path: the series' recent winners, on the sample only.
   const simd::Kernels& kernels = simd::ActiveKernels();
   Candidate best{UINT64_MAX, 0, 0};
@@ -157,7 +236,7 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlp) ||
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta);
   if (best_exceptions * 4 > count && alp_was_chosen) {
-    return FullSearch(values, sample, count, hint, ws);
+    return FullSearch(values, sample, count, rival_bits_per_value, hint, ws);
   }
   ++hint.blocks_since_search;
   if (hint.blocks_since_search % kProbeIntervalBlocks == 0) {
@@ -280,36 +359,8 @@ std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hin
     if (k == 0 && exceptions * 16 <= count) break;
   }
   if (bits == UINT64_MAX) return SIZE_MAX;
-  if (n >= 2 * kSampleSize) {
-    // Delta coding needs neighbours: a contiguous window from the middle of the block gives the
-    // width of the differences (between good neighbours; exceptions cost what they cost plain).
-    const T* window = values.data() + (n - kSampleSize) / 2;
-    std::int64_t ints[kSampleSize];
-    std::uint64_t exceptions[1];
-    AlpEncodeStats stats;
-    if constexpr (sizeof(T) == 8) {
-      stats = kernels.alp_encode_double(window, kSampleSize, e, f, ints, exceptions);
-    } else {
-      stats = kernels.alp_encode_float(window, kSampleSize, e, f, ints, exceptions);
-    }
-    if (stats.exceptions < kSampleSize) {
-      std::int64_t lo = INT64_MAX;
-      std::int64_t hi = INT64_MIN;
-      for (std::size_t i = 1; i < kSampleSize; ++i) {
-        const bool both_good = ((exceptions[0] >> (i - 1)) & 3) == 0;
-        const auto d = static_cast<std::int64_t>(static_cast<std::uint64_t>(ints[i]) -
-                                                 static_cast<std::uint64_t>(ints[i - 1]));
-        lo = both_good ? std::min(lo, d) : lo;
-        hi = both_good ? std::max(hi, d) : hi;
-      }
-      const unsigned width =
-          lo > hi ? 0
-                  : BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
-      constexpr std::uint64_t kExceptionBits = sizeof(T) * 8 + 16;
-      const std::uint64_t delta_bits = kSampleSize * width + stats.exceptions * kExceptionBits;
-      bits = std::min<std::uint64_t>(bits, delta_bits);
-    }
-  }
+  // Delta coding needs neighbours: a contiguous window from the middle of the block.
+  bits = std::min(bits, DeltaWindowBits(kernels, values, e, f));
   return kAlpHeaderBytes + static_cast<std::size_t>(bits * n / count / 8);
 }
 
@@ -328,10 +379,10 @@ bool IsConstantBlock(std::span<const T> values) noexcept {
   return true;
 }
 
-template AlpChoice SearchAlpExponents<double>(std::span<const double>, SeriesHint&,
-                                              Workspace&) noexcept;
-template AlpChoice SearchAlpExponents<float>(std::span<const float>, SeriesHint&,
-                                             Workspace&) noexcept;
+template AlpChoice SearchAlpExponents<double>(std::span<const double>, SeriesHint&, Workspace&,
+                                              double) noexcept;
+template AlpChoice SearchAlpExponents<float>(std::span<const float>, SeriesHint&, Workspace&,
+                                             double) noexcept;
 template AlpRdPlan AnalyzeAlpRd<double>(std::span<const double>) noexcept;
 template AlpRdPlan AnalyzeAlpRd<float>(std::span<const float>) noexcept;
 template AlpRdPlan AnalyzeAlpRdForSplit<double>(std::span<const double>, unsigned) noexcept;

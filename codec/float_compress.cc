@@ -492,6 +492,16 @@ bool IsAlpFamily(FloatEncoding e) {
   return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta;
 }
 
+// The largest size at which `to` displaces a block of `bytes` written with `from`. Gorilla and
+// ALP-RD both serve real doubles and often come within a few percent of each other, block by
+// block (a sine's slope moves Gorilla's size, ALP-RD's barely moves): a switch between them costs
+// a second encode and gains little, so it needs a wide margin. Elsewhere smaller is enough.
+std::size_t DisplacingLimit(FloatEncoding from, FloatEncoding to, std::size_t bytes) {
+  const bool xor_rivals = (from == FloatEncoding::kGorilla && to == FloatEncoding::kAlpRd) ||
+                          (from == FloatEncoding::kAlpRd && to == FloatEncoding::kGorilla);
+  return xor_rivals ? bytes - bytes / 8 : bytes - 1;
+}
+
 // Gorilla's size for a block of n values from a dry run over a window of its values (XORs of
 // neighbours need neighbours, so the window is contiguous, from the middle of the block).
 template <typename T>
@@ -513,16 +523,28 @@ std::uint16_t ClampBytes(std::size_t bytes) {
 // into `out` with that encoding (known_bytes 0 when none); it is not encoded again. Every other
 // candidate is judged by a sample estimate first and written (into scratch, kept only when
 // smaller) only when the estimate comes close to the best exact size so far, so a comparison
-// usually costs one extra encode. Without a known block ALP is always written: one pass gives its
-// exact size (plain or delta, exceptions and outliers included), which no sample estimate matches.
+// usually costs one extra encode. ALP is written unless its sample estimate (plain and delta) is
+// far behind the others: one pass gives its exact size (plain or delta, exceptions and outliers
+// included), which no sample estimate matches. `too_big`: an encoding that was just found not to
+// fit under raw's size for this block (kRaw when none); it is not tried again.
 template <typename T>
 EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                              std::span<std::uint8_t> out, FloatEncoding known,
-                             std::size_t known_bytes) {
+                             std::size_t known_bytes, FloatEncoding too_big = FloatEncoding::kRaw) {
   const std::size_t n = values.size();
   const std::size_t raw_bytes = kBlockHeaderBytes + n * sizeof(T);
   const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
-  const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+  // Gorilla's estimate first: the exponent search needs no whole-block passes when ALP's sample
+  // is far behind it.
+  const bool gorilla_known = known == FloatEncoding::kGorilla && known_bytes != 0;
+  const bool gorilla_too_big = too_big == FloatEncoding::kGorilla;
+  const std::size_t gorilla_estimate =
+      gorilla_known ? known_bytes
+                    : (gorilla_too_big ? raw_bytes : EstimateGorilla(values, kGorillaWindow));
+  const std::size_t rival_bytes = std::min(
+      {gorilla_estimate, raw_bytes, known_bytes == 0 ? SIZE_MAX : known_bytes});
+  const AlpChoice alp = SearchAlpExponents(values, hint, ws,
+                                           static_cast<double>(rival_bytes) * 8 / static_cast<double>(n));
   AlpRdPlan rd;
   FloatEncoding written = known;
   std::size_t bytes = known_bytes;
@@ -539,7 +561,7 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
       // Scratch has room past the limit, so Gorilla's fast writer needs no margin.
       const std::size_t stream = GorillaStream<T, false>(
           values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
-          bytes - 1 - kBlockHeaderBytes, nullptr);
+          DisplacingLimit(written, encoding, bytes) - kBlockHeaderBytes, nullptr);
       if (stream != 0) {
         WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
         candidate_bytes = kBlockHeaderBytes + stream;
@@ -547,7 +569,8 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
     } else {
       candidate_bytes = EncodeCandidate(
           encoding, values, alp, rd, ws,
-          std::span<std::uint8_t>(ws.bytes, bytes - 1), &candidate);
+          std::span<std::uint8_t>(ws.bytes, DisplacingLimit(written, encoding, bytes)),
+          &candidate);
     }
     if (candidate_bytes == 0 || (!out_free && candidate_bytes >= bytes)) return;
     if (!out_free) {
@@ -560,22 +583,18 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
   };
   // Candidates whose estimate is far off are not written.
   auto close = [&](std::size_t estimate) { return bytes == 0 || estimate < bytes + bytes / 4; };
-  if (!(known_bytes != 0 && IsAlpFamily(known))) {
-    const auto alp_estimate =
-        kAlpHeaderBytes + static_cast<std::size_t>(alp.sample_bits_per_value * n / 8);
-    // The estimate ignores delta coding, which can shrink ALP a lot: only a wide miss skips it.
-    if (known_bytes == 0 || alp_estimate < known_bytes + known_bytes / 2) {
-      consider(FloatEncoding::kAlp);
-    }
+  if (!(known_bytes != 0 && IsAlpFamily(known)) && !IsAlpFamily(too_big)) {
+    // Samples miss outliers and the exact effect of delta coding: only a wide miss skips ALP.
+    const std::size_t alp_estimate = EstimateAlpWithHint(values, hint);
+    if (alp_estimate < rival_bytes + rival_bytes / 4) consider(FloatEncoding::kAlp);
   }
-  if (known != FloatEncoding::kGorilla || known_bytes == 0) {
+  if (!gorilla_known && !gorilla_too_big) {
     // Gorilla is the slowest encoder: written only when its estimate is a near call.
-    const std::size_t estimate = EstimateGorilla(values, kGorillaWindow);
-    if (bytes == 0 || estimate < bytes + bytes / 16) consider(FloatEncoding::kGorilla);
+    if (bytes == 0 || gorilla_estimate < bytes + bytes / 16) consider(FloatEncoding::kGorilla);
   }
   // ALP-RD only pays when ALP cannot turn most values into narrow integers.
   if ((bytes == 0 || bytes * 2 > raw_bytes) &&
-      (known != FloatEncoding::kAlpRd || known_bytes == 0)) {
+      (known != FloatEncoding::kAlpRd || known_bytes == 0) && too_big != FloatEncoding::kAlpRd) {
     rd = AnalyzeAlpRd(values);
     const std::size_t window = std::min(n, kGorillaWindow);
     const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd.dictionary_size;
@@ -664,7 +683,8 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
                      std::size_t* bytes, FloatEncoding* written) {
   const std::size_t n = values.size();
   // A switch must win clearly, so that a series hovering between two encodings does not flip.
-  const std::size_t limit = *bytes - *bytes / 32 - 1;
+  const std::size_t limit =
+      std::min(*bytes - *bytes / 32 - 1, DisplacingLimit(*written, encoding, *bytes));
   FloatEncoding candidate = encoding;
   std::size_t candidate_bytes = 0;
   switch (encoding) {
@@ -719,10 +739,15 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   const bool grew = bytes > base + base / 8;
   FloatEncoding best = written;
   std::size_t best_estimate = bytes - bytes / 16;
+  // A sample estimate must win by a margin, and by the wider one between Gorilla and ALP-RD.
+  auto beats = [&](FloatEncoding candidate, std::size_t estimate) {
+    return estimate < best_estimate &&
+           estimate < DisplacingLimit(written, candidate, bytes);
+  };
   AlpRdPlan rd;
   auto weigh = [&](FloatEncoding candidate) {
     const std::size_t estimate = EstimateCandidate(candidate, values, hint, ws, &rd);
-    if (estimate < best_estimate) {
+    if (beats(candidate, estimate)) {
       best = candidate;
       best_estimate = estimate;
     }
@@ -750,7 +775,7 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   if (IsSticky(runner_up) && runner_up != FloatEncoding::kRaw &&
       runner_up != FloatEncoding::kAlpRd &&
       !(runner_up == written || (IsAlpFamily(runner_up) && IsAlpFamily(written))) &&
-      runner_up_bytes < best_estimate) {
+      beats(runner_up, runner_up_bytes)) {
     // The runner-up's exact size on an earlier block beats this block and every estimate: worth
     // one real encode.
     best = runner_up;
@@ -787,6 +812,7 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
   const bool rd_ok = last != FloatEncoding::kAlpRd ||
                      (hint.rd_right_bits >= sizeof(T) * 8 - kAlpRdMaxLeftBits &&
                       hint.rd_right_bits < sizeof(T) * 8);
+  FloatEncoding too_big = FloatEncoding::kRaw;
   if (n == kBlockCapacity && hint.last_bytes != 0 && IsSticky(last) && rd_ok) {
     // The common case: the series keeps its shape, so its last encoding is written directly and
     // the others are only checked on samples. Gorilla notices a constant block itself, which
@@ -806,10 +832,11 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
       if (hint.blocks_since_choice < kMinComparisonGapBlocks) return finish({bytes, written});
       return finish(ReviewRemembered(values, hint, ws, out, bytes, written));
     }
+    too_big = last;
   } else if (IsConstantBlock(values)) {
     return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
   }
-  return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0));
+  return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0, too_big));
 }
 
 template <typename T>

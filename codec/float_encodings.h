@@ -30,8 +30,12 @@ struct AlpChoice {
 
 // Picks the exponent/factor for `values`: the hint's pairs on a 32-value sample first, a full
 // search of every pair when the hint is empty, stale, or stops winning. Updates `hint`.
+// `rival_bits_per_value`: the estimated size of the best other encoding; a full search whose
+// sample puts ALP far behind it keeps the sample's ranking instead of judging its finalists on the
+// whole block.
 template <typename T>
-AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws) noexcept;
+AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws,
+                             double rival_bits_per_value = 1e9) noexcept;
 
 // ALP's size for `values` with the best of the hint's pairs (no search): plain from a 32-value
 // strided sample, delta from a 32-value window of neighbours, the smaller of the two. A cheap
