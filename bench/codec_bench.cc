@@ -151,9 +151,16 @@ bool LoadFile(const std::string& path, std::vector<double>* out) {
   return !out->empty();
 }
 
+// Interleaved timing trials per case (see MeasureAll).
+constexpr int kTrials = 21;
+
 struct Row {
+  // The fastest trial's time per value.
   double encode_ns = 0;
   double decode_ns = 0;
+  // Every trial's time per value, for ratios of paired trials.
+  double encode_trial_ns[kTrials] = {};
+  double decode_trial_ns[kTrials] = {};
   double bits_per_value = 0;
   std::size_t mix[kFloatEncodingCount] = {};
   bool verified = false;
@@ -241,11 +248,13 @@ double TimeDecode(const Run<T>& run, std::vector<T>& decoded, std::size_t reps, 
 }
 
 // Times every codec of one case in interleaved trials and keeps each codec's fastest trial: on a
-// shared, noisy machine the minimum is the time least disturbed by other work, and interleaving
-// exposes every codec to the same disturbances, so the ratios between rows stay meaningful.
+// shared, noisy machine the minimum is the time least disturbed by other work. Every trial times
+// each codec once, back to back, so the codecs of one trial share the machine's state of that
+// moment; the ratios between rows come from those pairs (see PairedRatio). Many short trials give
+// both statistics more chances, and the codec that goes first rotates, so that none always runs
+// right after the decode phase.
 template <typename T>
 void MeasureAll(std::vector<Run<T>>& runs, const std::vector<T>& data, Workspace& ws) {
-  constexpr int kTrials = 5;
   const std::size_t blocks = (data.size() + kBlock - 1) / kBlock;
   const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
   const std::size_t reps = std::max<std::size_t>(1, kMinValuesPerTiming / kTrials / data.size());
@@ -259,11 +268,15 @@ void MeasureAll(std::vector<Run<T>>& runs, const std::vector<T>& data, Workspace
     run.row.encode_ns = run.row.decode_ns = 1e300;
   }
   for (int t = 0; t < kTrials; ++t) {
-    for (auto& run : runs) {
-      run.row.encode_ns = std::min(run.row.encode_ns, TimeEncode(run, data, reps, ws, false) * 1e9 / values);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      Run<T>& run = runs[(k + static_cast<std::size_t>(t)) % runs.size()];
+      run.row.encode_trial_ns[t] = TimeEncode(run, data, reps, ws, false) * 1e9 / values;
+      run.row.encode_ns = std::min(run.row.encode_ns, run.row.encode_trial_ns[t]);
     }
-    for (auto& run : runs) {
-      run.row.decode_ns = std::min(run.row.decode_ns, TimeDecode(run, decoded, reps, ws) * 1e9 / values);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      Run<T>& run = runs[(k + static_cast<std::size_t>(t)) % runs.size()];
+      run.row.decode_trial_ns[t] = TimeDecode(run, decoded, reps, ws) * 1e9 / values;
+      run.row.decode_ns = std::min(run.row.decode_ns, run.row.decode_trial_ns[t]);
     }
   }
   for (auto& run : runs) {
@@ -337,6 +350,15 @@ std::string MixString(const Row& row) {
   return s;
 }
 
+// The median over trials of base's time over row's time in the same trial: a slow moment of the
+// machine slows both sides of a pair alike, and the median ignores the pairs it split.
+double PairedRatio(const double (&base)[kTrials], const double (&row)[kTrials]) {
+  double ratios[kTrials];
+  for (int t = 0; t < kTrials; ++t) ratios[t] = base[t] / row[t];
+  std::nth_element(ratios, ratios + kTrials / 2, ratios + kTrials);
+  return ratios[kTrials / 2];
+}
+
 template <typename T>
 bool RunCase(const Options& o, const std::string& type, const std::string& name,
              const std::vector<double>& source, Workspace& ws) {
@@ -370,8 +392,9 @@ bool RunCase(const Options& o, const std::string& type, const std::string& name,
     std::printf("%-6s %-8s %-28s %8.2f %8.0f %8.2f %8.0f %7.2f %7.2fx %7.2fx %6.3f  %-4s %s\n",
                 type.c_str(), CodecName(c), name.c_str(), row.encode_ns,
                 bytes * 1e3 / row.encode_ns, row.decode_ns, bytes * 1e3 / row.decode_ns,
-                row.bits_per_value, gorilla.encode_ns / row.encode_ns,
-                gorilla.decode_ns / row.decode_ns, row.bits_per_value / gorilla.bits_per_value,
+                row.bits_per_value, PairedRatio(gorilla.encode_trial_ns, row.encode_trial_ns),
+                PairedRatio(gorilla.decode_trial_ns, row.decode_trial_ns),
+                row.bits_per_value / gorilla.bits_per_value,
                 row.verified ? "ok" : "FAIL", MixString(row).c_str());
     if (c == Codec::kAlp) {
       double s, e, p;
@@ -420,8 +443,10 @@ int main(int argc, char** argv) {
 #else
   if (!o.cpuprofile.empty()) std::fprintf(stderr, "codec-bench: built without the profiler\n");
 #endif
-  std::printf("# isa=%s, %zu-value blocks; ratios are Gorilla's time (or size) over this row's\n",
-              simd::ActiveKernels().name, kBlock);
+  std::printf("# isa=%s, %zu-value blocks; ns/v: fastest of %d interleaved trials; vsG: median "
+              "over trials of Gorilla's time over this row's in the same trial; size/G: size "
+              "over Gorilla's\n",
+              simd::ActiveKernels().name, kBlock, kTrials);
   std::printf("%-6s %-8s %-28s %8s %8s %8s %8s %7s %8s %8s %6s  %-4s %s\n", "type", "codec",
               "data", "enc_ns/v", "enc_MB/s", "dec_ns/v", "dec_MB/s", "bits/v", "enc_vsG",
               "dec_vsG", "size/G", "rt", "encodings");

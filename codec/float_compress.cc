@@ -479,6 +479,8 @@ constexpr std::uint8_t kRecheckIntervalBlocks = 64;
 // sizes swing from block to block (a sine wave whose period spans a few blocks, prices that
 // alternate between decimal and noisy stretches) would otherwise compare on nearly every block.
 constexpr std::uint8_t kMinComparisonGapBlocks = 2;
+// Blocks without ALP estimates after one came out at more than twice the block written.
+constexpr std::uint8_t kAlpPauseBlocks = 16;
 // Values in the window that estimates Gorilla's size on the fast path (in the exact comparison:
 // kGorillaWindow).
 constexpr std::size_t kGorillaCheckWindow = 32;
@@ -490,6 +492,13 @@ bool IsSticky(FloatEncoding e) {
 
 bool IsAlpFamily(FloatEncoding e) {
   return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta;
+}
+
+// No ALP-RD block is smaller than this: it keeps every value's right part, which is all but the
+// widest left part.
+template <typename T>
+std::size_t AlpRdFloorBytes(std::size_t n) {
+  return kAlpRdHeaderBytes + PackedBytes(n, sizeof(T) * 8 - kAlpRdMaxLeftBits);
 }
 
 // The largest size at which `to` displaces a block of `bytes` written with `from`. Gorilla and
@@ -586,6 +595,7 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
   if (!(known_bytes != 0 && IsAlpFamily(known)) && !IsAlpFamily(too_big)) {
     // Samples miss outliers and the exact effect of delta coding: only a wide miss skips ALP.
     const std::size_t alp_estimate = EstimateAlpWithHint(values, hint);
+    hint.alp_pause_blocks = alp_estimate > 2 * rival_bytes ? kAlpPauseBlocks : 0;
     if (alp_estimate < rival_bytes + rival_bytes / 4) consider(FloatEncoding::kAlp);
   }
   if (!gorilla_known && !gorilla_too_big) {
@@ -593,7 +603,7 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
     if (bytes == 0 || gorilla_estimate < bytes + bytes / 16) consider(FloatEncoding::kGorilla);
   }
   // ALP-RD only pays when ALP cannot turn most values into narrow integers.
-  if ((bytes == 0 || bytes * 2 > raw_bytes) &&
+  if ((bytes == 0 || AlpRdFloorBytes<T>(n) < DisplacingLimit(written, FloatEncoding::kAlpRd, bytes)) &&
       (known != FloatEncoding::kAlpRd || known_bytes == 0) && too_big != FloatEncoding::kAlpRd) {
     rd = AnalyzeAlpRd(values);
     const std::size_t window = std::min(n, kGorillaWindow);
@@ -754,14 +764,24 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   };
   const FloatEncoding last = static_cast<FloatEncoding>(hint.last_encoding);
   // Behind a slow encoder, ALP's estimate runs on every fourth block (or when the block grew):
-  // on real doubles it tries every hint pair, a cost that adds up over a series' blocks.
-  if (!IsAlpFamily(last) && (grew || hint.blocks_since_choice % 4 == 0)) {
-    weigh(FloatEncoding::kAlp);
+  // on real doubles it tries every hint pair, a cost that adds up over a series' blocks. An
+  // estimate of more than twice the block (values that are not decimals at all) pauses the
+  // estimates for a while.
+  if (hint.alp_pause_blocks > 0) {
+    --hint.alp_pause_blocks;
+  } else if (!IsAlpFamily(last) && (grew || hint.blocks_since_choice % 4 == 0)) {
+    const std::size_t estimate = EstimateAlpWithHint(values, hint);
+    if (estimate > 2 * bytes) hint.alp_pause_blocks = kAlpPauseBlocks;
+    if (beats(FloatEncoding::kAlp, estimate)) {
+      best = FloatEncoding::kAlp;
+      best_estimate = estimate;
+    }
   }
   if (last != FloatEncoding::kGorilla) weigh(FloatEncoding::kGorilla);
-  // ALP-RD only pays when nothing shrinks the block to half of raw; its plan costs a sort.
+  // ALP-RD only pays when nothing shrinks the block below its floor; its plan costs a sort.
   if (grew && hint.blocks_since_choice >= 2 * kMinComparisonGapBlocks &&
-      last != FloatEncoding::kAlpRd && bytes * 2 > kBlockHeaderBytes + n * sizeof(T)) {
+      last != FloatEncoding::kAlpRd &&
+      AlpRdFloorBytes<T>(n) < DisplacingLimit(written, FloatEncoding::kAlpRd, bytes)) {
     weigh(FloatEncoding::kAlpRd);
   }
   // A 32-value window misjudges Gorilla on bursty series: a win is confirmed on a wider window

@@ -40,6 +40,9 @@ struct SeriesHint {
   // ALP-RD's split (right part width) when last_encoding is ALP-RD; the dictionary is cheap to
   // rebuild for a known split.
   std::uint8_t rd_right_bits = 0;
+  // Reviewed blocks that skip ALP's estimate: set after an estimate came out far above the block
+  // written (values that are not decimals), so that such a series does not pay for it often.
+  std::uint8_t alp_pause_blocks = 0;
 };
 
 }  // namespace ingot::codec
