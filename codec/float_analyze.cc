@@ -20,6 +20,8 @@ constexpr std::size_t kSampleSize = 32;
 // Blocks between two probes of the favourite pair's neighbours.
 constexpr std::uint8_t kProbeIntervalBlocks = 4;
 constexpr std::uint8_t kEmptySlot = 0xff;
+// Exponent/factor pairs of double, the type with the most: (18 + 1) * (18 + 2) / 2.
+constexpr std::size_t kMaxPairs = 190;
 // Pairs of the sample ranking that the full block judges exactly.
 constexpr int kFinalists = 5;
 // Pairs of the coarse ranking that the whole sample judges.
@@ -36,26 +38,54 @@ std::size_t TakeSample(std::span<const T> values, T* sample) {
   return kSampleSize;
 }
 
-// Bits the sample would take with (e, f): packed integers plus exceptions (value + position).
-// `exception_count` (nullable) receives the sample's exceptions.
+// Bits the sample would take with each of `pairs` exponent/factor pairs, judged in one kernel call:
+// packed integers plus exceptions (value + position). `exception_counts` (nullable) receives each
+// pair's exceptions.
 template <typename T>
-std::uint64_t SampleCost(const simd::Kernels& kernels, const T* sample, std::size_t count,
-                         unsigned e, unsigned f, std::size_t* exception_count = nullptr) {
-  std::int64_t ints[kSampleSize];
-  std::uint64_t exceptions[1];
-  AlpEncodeStats stats;
+void SampleCosts(const simd::Kernels& kernels, const T* sample, std::size_t count,
+                 const std::uint8_t* exponents, const std::uint8_t* factors, std::size_t pairs,
+                 std::uint64_t* costs, std::size_t* exception_counts = nullptr) {
+  AlpEncodeStats stats[kMaxPairs];
   if constexpr (sizeof(T) == 8) {
-    stats = kernels.alp_encode_double(sample, count, e, f, ints, exceptions);
+    kernels.alp_sample_stats_double(sample, count, exponents, factors, pairs, stats);
   } else {
-    stats = kernels.alp_encode_float(sample, count, e, f, ints, exceptions);
+    kernels.alp_sample_stats_float(sample, count, exponents, factors, pairs, stats);
   }
   constexpr std::uint64_t kExceptionBits = sizeof(T) * 8 + 16;
-  if (exception_count != nullptr) *exception_count = stats.exceptions;
-  if (stats.exceptions == count) return count * kExceptionBits;
-  const unsigned width =
-      BitWidth(static_cast<std::uint64_t>(stats.hi) - static_cast<std::uint64_t>(stats.lo));
-  return count * width + stats.exceptions * kExceptionBits;
+  for (std::size_t p = 0; p < pairs; ++p) {
+    if (exception_counts != nullptr) exception_counts[p] = stats[p].exceptions;
+    const unsigned width = stats[p].exceptions == count
+                               ? 0
+                               : BitWidth(static_cast<std::uint64_t>(stats[p].hi) -
+                                          static_cast<std::uint64_t>(stats[p].lo));
+    costs[p] = count * width + stats[p].exceptions * kExceptionBits;
+  }
 }
+
+// Every exponent/factor pair of T in the search's order: largest exponent first, then largest
+// factor.
+template <typename T>
+struct PairTable {
+  std::uint8_t exponents[kMaxPairs] = {};
+  std::uint8_t factors[kMaxPairs] = {};
+  std::size_t size = 0;
+};
+
+template <typename T>
+constexpr PairTable<T> MakePairTable() {
+  PairTable<T> table;
+  for (int e = AlpConstants<T>::kMaxExponent; e >= 0; --e) {
+    for (int f = e; f >= 0; --f) {
+      table.exponents[table.size] = static_cast<std::uint8_t>(e);
+      table.factors[table.size] = static_cast<std::uint8_t>(f);
+      ++table.size;
+    }
+  }
+  return table;
+}
+
+template <typename T>
+constexpr PairTable<T> kAllPairs = MakePairTable<T>();
 
 struct Candidate {
   std::uint64_t cost;
@@ -114,40 +144,44 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
   const simd::Kernels& kernels = simd::ActiveKernels();
   Candidate best[kFinalists];
   for (auto& c : best) c = {UINT64_MAX, 0, 0};
-  auto judge = [&](unsigned e, unsigned f) {
-    const std::uint64_t cost = SampleCost(kernels, sample, count, e, f);
-    InsertRanked(best, kFinalists,
-                 {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)});
+  // Ranks `pairs` pairs (in the search's order) on `values`' first `count` into `list`.
+  auto rank = [&](const T* on, std::size_t on_count, const std::uint8_t* exponents,
+                  const std::uint8_t* factors, std::size_t pairs, Candidate* list, int size) {
+    std::uint64_t costs[kMaxPairs];
+    SampleCosts(kernels, on, on_count, exponents, factors, pairs, costs);
+    for (std::size_t p = 0; p < pairs; ++p) {
+      InsertRanked(list, size, {costs[p], exponents[p], factors[p]});
+    }
   };
-  // Enumeration runs largest exponent and factor first, and only strictly better replaces: on
-  // ties the larger pair wins, which turns mostly-zero blocks into width 0 plus a few exceptions.
-  // Every pair is first judged on a coarse subsample of one vector's width (a strided pick of the
-  // sample); only a shortlist is judged on the whole sample, which cuts the search to a fraction.
+  // The search's order runs largest exponent and factor first, and only strictly better replaces:
+  // on ties the larger pair wins, which turns mostly-zero blocks into width 0 plus a few
+  // exceptions. Every pair is first judged on a coarse subsample of one vector's width (a strided
+  // pick of the sample); only a shortlist is judged on the whole sample, which cuts the search to
+  // a fraction.
+  const PairTable<T>& all = kAllPairs<T>;
   constexpr std::size_t kCoarse = 64 / sizeof(T);
   if (count <= kCoarse) {
-    for (int e = AlpConstants<T>::kMaxExponent; e >= 0; --e) {
-      for (int f = e; f >= 0; --f) judge(static_cast<unsigned>(e), static_cast<unsigned>(f));
-    }
+    rank(sample, count, all.exponents, all.factors, all.size, best, kFinalists);
   } else {
     T coarse[kCoarse];
     for (std::size_t k = 0; k < kCoarse; ++k) coarse[k] = sample[k * count / kCoarse];
     Candidate shortlist[kShortlist];
     for (auto& c : shortlist) c = {UINT64_MAX, 0, 0};
-    for (int e = AlpConstants<T>::kMaxExponent; e >= 0; --e) {
-      for (int f = e; f >= 0; --f) {
-        const std::uint64_t cost = SampleCost(kernels, coarse, kCoarse, static_cast<unsigned>(e),
-                                              static_cast<unsigned>(f));
-        InsertRanked(shortlist, kShortlist,
-                     {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)});
-      }
-    }
-    // Back into enumeration order, so that ties on the whole sample break as above.
+    rank(coarse, kCoarse, all.exponents, all.factors, all.size, shortlist, kShortlist);
+    // Back into the search's order, so that ties on the whole sample break as above.
     std::sort(shortlist, shortlist + kShortlist, [](const Candidate& a, const Candidate& b) {
       return a.e != b.e ? a.e > b.e : a.f > b.f;
     });
+    std::uint8_t exponents[kShortlist];
+    std::uint8_t factors[kShortlist];
+    std::size_t listed = 0;
     for (const Candidate& c : shortlist) {
-      if (c.cost != UINT64_MAX) judge(c.e, c.f);
+      if (c.cost == UINT64_MAX) continue;
+      exponents[listed] = c.e;
+      factors[listed] = c.f;
+      ++listed;
     }
+    rank(sample, count, exponents, factors, listed, best, kFinalists);
   }
   // The sample's estimate of the block under ALP: plain, or delta-coded when that is smaller.
   const std::uint64_t delta_bits = DeltaWindowBits(kernels, values, best[0].e, best[0].f);
@@ -187,6 +221,48 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
   return {winner.e, winner.f, true, static_cast<double>(winner.cost) / count};
 }
 
+// The best of the hint's pairs on the sample, judged as the warm search tries them: the favourite
+// wins outright when it leaves few exceptions (an older pair will not beat it often enough to pay
+// for trying it). `slot` is -1 when the hint holds no valid pair.
+struct HintPick {
+  Candidate best{UINT64_MAX, 0, 0};
+  std::size_t exceptions = 0;
+  int slot = -1;
+};
+
+template <typename T>
+HintPick PickFromHint(const simd::Kernels& kernels, const T* sample, std::size_t count,
+                      const SeriesHint& hint) {
+  std::uint8_t exponents[SeriesHint::kPairs];
+  std::uint8_t factors[SeriesHint::kPairs];
+  int slots[SeriesHint::kPairs];
+  std::size_t pairs = 0;
+  for (int k = 0; k < SeriesHint::kPairs; ++k) {
+    if (hint.exponent[k] > AlpConstants<T>::kMaxExponent || hint.factor[k] > hint.exponent[k]) {
+      continue;
+    }
+    exponents[pairs] = hint.exponent[k];
+    factors[pairs] = hint.factor[k];
+    slots[pairs] = k;
+    ++pairs;
+  }
+  HintPick pick;
+  pick.exceptions = count;
+  if (pairs == 0) return pick;
+  std::uint64_t costs[SeriesHint::kPairs];
+  std::size_t exceptions[SeriesHint::kPairs];
+  SampleCosts(kernels, sample, count, exponents, factors, pairs, costs, exceptions);
+  for (std::size_t p = 0; p < pairs; ++p) {
+    if (costs[p] < pick.best.cost) {
+      pick.best = {costs[p], exponents[p], factors[p]};
+      pick.exceptions = exceptions[p];
+      pick.slot = slots[p];
+    }
+    if (slots[p] == 0 && exceptions[p] * 16 <= count) break;
+  }
+  return pick;
+}
+
 }  // namespace
 
 template <typename T>
@@ -199,24 +275,10 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
   if (hint_empty) return FullSearch(values, sample, count, rival_bits_per_value, hint, ws);
   // Warm path: the series' recent winners, on the sample only.
   const simd::Kernels& kernels = simd::ActiveKernels();
-  Candidate best{UINT64_MAX, 0, 0};
-  std::size_t best_exceptions = count;
-  int best_slot = 0;
-  for (int k = 0; k < SeriesHint::kPairs; ++k) {
-    const unsigned e = hint.exponent[k];
-    const unsigned f = hint.factor[k];
-    if (e > AlpConstants<T>::kMaxExponent || f > e) continue;
-    std::size_t exceptions;
-    const std::uint64_t cost = SampleCost(kernels, sample, count, e, f, &exceptions);
-    if (cost < best.cost) {
-      best = {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
-      best_exceptions = exceptions;
-      best_slot = k;
-    }
-    // Early exit: few exceptions with the series' favourite pair will not be beaten by an older
-    // pair often enough to pay for trying it.
-    if (k == 0 && exceptions * 16 <= count) break;
-  }
+  const HintPick pick = PickFromHint(kernels, sample, count, hint);
+  Candidate best = pick.best;
+  const std::size_t best_exceptions = pick.exceptions;
+  const int best_slot = pick.slot;
   // The winner becomes the favourite: the next block tries it first, and the chooser's sample
   // estimate (EstimateAlpWithHint) uses it.
   for (int k = best_slot; k > 0; --k) {
@@ -244,16 +306,22 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
     const int f0 = best.f;
     // Factor steps follow a drifting magnitude; both-steps keep it and change the precision.
     const int steps[8][2] = {{0, 1}, {0, -1}, {0, 2}, {0, -2}, {0, 3}, {0, -3}, {1, 1}, {-1, -1}};
-    Candidate probe = best;
+    std::uint8_t exponents[8];
+    std::uint8_t factors[8];
+    std::size_t pairs = 0;
     for (const auto& step : steps) {
       const int e = e0 + step[0];
       const int f = f0 + step[1];
       if (e < 0 || f < 0 || f > e || e > static_cast<int>(AlpConstants<T>::kMaxExponent)) continue;
-      const std::uint64_t cost =
-          SampleCost(kernels, sample, count, static_cast<unsigned>(e), static_cast<unsigned>(f));
-      if (cost < probe.cost) {
-        probe = {cost, static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
-      }
+      exponents[pairs] = static_cast<std::uint8_t>(e);
+      factors[pairs] = static_cast<std::uint8_t>(f);
+      ++pairs;
+    }
+    std::uint64_t costs[8];
+    SampleCosts(kernels, sample, count, exponents, factors, pairs, costs);
+    Candidate probe = best;
+    for (std::size_t p = 0; p < pairs; ++p) {
+      if (costs[p] < probe.cost) probe = {costs[p], exponents[p], factors[p]};
     }
     if (probe.cost < best.cost) {
       for (int k = SeriesHint::kPairs - 1; k > 0; --k) {
@@ -340,25 +408,13 @@ std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hin
   T sample[kSampleSize];
   const std::size_t n = values.size();
   const std::size_t count = TakeSample(values, sample);
-  // The hint's pairs in order, as the warm search tries them: the favourite can go stale while
-  // ALP is not written (no search runs then), and an older pair may still fit.
-  std::uint64_t bits = UINT64_MAX;
-  unsigned e = 0;
-  unsigned f = 0;
-  for (int k = 0; k < SeriesHint::kPairs; ++k) {
-    const unsigned ek = hint.exponent[k];
-    const unsigned fk = hint.factor[k];
-    if (ek > AlpConstants<T>::kMaxExponent || fk > ek) continue;
-    std::size_t exceptions;
-    const std::uint64_t cost = SampleCost(kernels, sample, count, ek, fk, &exceptions);
-    if (cost < bits) {
-      bits = cost;
-      e = ek;
-      f = fk;
-    }
-    if (k == 0 && exceptions * 16 <= count) break;
-  }
-  if (bits == UINT64_MAX) return SIZE_MAX;
+  // The hint's pairs, as the warm search tries them: the favourite can go stale while ALP is not
+  // written (no search runs then), and an older pair may still fit.
+  const HintPick pick = PickFromHint(kernels, sample, count, hint);
+  if (pick.slot < 0) return SIZE_MAX;
+  std::uint64_t bits = pick.best.cost;
+  const unsigned e = pick.best.e;
+  const unsigned f = pick.best.f;
   // Delta coding needs neighbours: a contiguous window from the middle of the block.
   bits = std::min(bits, DeltaWindowBits(kernels, values, e, f));
   return kAlpHeaderBytes + static_cast<std::size_t>(bits * n / count / 8);

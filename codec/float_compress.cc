@@ -771,7 +771,11 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
     --hint.alp_pause_blocks;
   } else if (!IsAlpFamily(last) && (grew || hint.blocks_since_choice % 4 == 0)) {
     const std::size_t estimate = EstimateAlpWithHint(values, hint);
-    if (estimate > 2 * bytes) hint.alp_pause_blocks = kAlpPauseBlocks;
+    if (estimate > 2 * bytes) {
+      hint.alp_pause_blocks = kAlpPauseBlocks;
+    } else if (estimate > bytes + bytes / 4) {
+      hint.alp_pause_blocks = kAlpPauseBlocks / 4;
+    }
     if (beats(FloatEncoding::kAlp, estimate)) {
       best = FloatEncoding::kAlp;
       best_estimate = estimate;

@@ -63,6 +63,20 @@ struct Kernels {
   AlpEncodeStats (*alp_encode_float)(const float* in, std::size_t n, unsigned e, unsigned f,
                                      std::int64_t* ints, std::uint64_t* exceptions);
 
+  // The exponent search's statistics for `pairs` exponent/factor pairs over the same n values:
+  // stats[p] is exactly what alp_encode_* returns for (exponents[p], factors[p]) (the exception
+  // count and the range of the good integers, lo > hi when every value is an exception), without
+  // writing integers or exception bits. One call ranks a whole candidate list, so the per-call
+  // costs (constants, reductions, the indirect call) are paid once per pair or once per search
+  // instead of once per encode.
+  // REQUIRES: n <= 64, exponents[p] <= kMaxExponent of T, factors[p] <= exponents[p].
+  void (*alp_sample_stats_double)(const double* in, std::size_t n, const std::uint8_t* exponents,
+                                  const std::uint8_t* factors, std::size_t pairs,
+                                  AlpEncodeStats* stats);
+  void (*alp_sample_stats_float)(const float* in, std::size_t n, const std::uint8_t* exponents,
+                                 const std::uint8_t* factors, std::size_t pairs,
+                                 AlpEncodeStats* stats);
+
   // ALP decode of n integers: out[i] = ints[i] * 10^f * 10^-e in T's arithmetic.
   void (*alp_decode_double)(const std::int64_t* ints, std::size_t n, unsigned e, unsigned f,
                             double* out);

@@ -20,6 +20,8 @@ constexpr Kernels kScalar = {
     FforUnpack,
     AlpEncode<double>,
     AlpEncode<float>,
+    AlpSampleStats<double>,
+    AlpSampleStats<float>,
     AlpDecodeDouble,
     AlpDecodeFloat,
     AlpUnpackDecodeDouble,

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "codec/alp_constants.h"
 #include "codec/codec.h"
@@ -171,6 +173,98 @@ TEST(KernelsTest, AlpKernelsAgree) {
   for (const Kernels* k : VectorLevels()) {
     CheckAlpKernels<double>(simd::ScalarKernels(), *k);
     CheckAlpKernels<float>(simd::ScalarKernels(), *k);
+  }
+}
+
+// The exponent search's batched statistics: for every pair, exactly what alp_encode_* of the same
+// level returns (including lo = INT64_MAX, hi = INT64_MIN when every value is an exception), and
+// the same at every level.
+template <typename T>
+void CheckAlpSampleStats(const std::vector<const Kernels*>& levels) {
+  constexpr unsigned kMax = AlpConstants<T>::kMaxExponent;
+  std::vector<std::uint8_t> exponents, factors;
+  for (unsigned e = 0; e <= kMax; ++e) {
+    for (unsigned f = 0; f <= e; ++f) {
+      exponents.push_back(static_cast<std::uint8_t>(e));
+      factors.push_back(static_cast<std::uint8_t>(f));
+    }
+  }
+  // A fixed shuffle: the kernel must not depend on the pairs' order.
+  std::mt19937_64 rng(31);
+  for (std::size_t i = exponents.size(); i-- > 1;) {
+    const std::size_t j = rng() % (i + 1);
+    std::swap(exponents[i], exponents[j]);
+    std::swap(factors[i], factors[j]);
+  }
+  const std::size_t pairs = exponents.size();
+  ASSERT_EQ(pairs, (kMax + 1) * (kMax + 2) / 2);
+  std::vector<simd::AlpEncodeStats> expected(pairs), got(pairs), scalar_got(pairs);
+  std::int64_t ints[64];
+  std::uint64_t exceptions[1];
+  std::size_t all_exceptions = 0, some_good = 0;
+  for (std::size_t n : {8u, 16u, 17u, 31u, 32u, 64u}) {
+    for (testing::Pattern pattern : testing::kAllPatterns) {
+      // Exactly n values, so a read past the sample shows up under the address sanitizer.
+      const std::vector<T> in = testing::MakePattern<T>(pattern, n, 12);
+      for (const Kernels* k : levels) {
+        for (std::size_t p = 0; p < pairs; ++p) {
+          if constexpr (sizeof(T) == 8) {
+            expected[p] =
+                k->alp_encode_double(in.data(), n, exponents[p], factors[p], ints, exceptions);
+          } else {
+            expected[p] =
+                k->alp_encode_float(in.data(), n, exponents[p], factors[p], ints, exceptions);
+          }
+        }
+        std::fill(got.begin(), got.end(), simd::AlpEncodeStats{99, 7, 7});
+        if constexpr (sizeof(T) == 8) {
+          k->alp_sample_stats_double(in.data(), n, exponents.data(), factors.data(), pairs,
+                                     got.data());
+        } else {
+          k->alp_sample_stats_float(in.data(), n, exponents.data(), factors.data(), pairs,
+                                    got.data());
+        }
+        if (k->level == IsaLevel::kScalar) scalar_got = got;
+        for (std::size_t p = 0; p < pairs; ++p) {
+          const std::string where = std::string(k->name) + " " +
+                                    testing::PatternName(pattern) + " n=" + std::to_string(n) +
+                                    " e=" + std::to_string(exponents[p]) +
+                                    " f=" + std::to_string(factors[p]);
+          ASSERT_EQ(got[p].exceptions, expected[p].exceptions) << where;
+          ASSERT_EQ(got[p].lo, expected[p].lo) << where;
+          ASSERT_EQ(got[p].hi, expected[p].hi) << where;
+          ASSERT_EQ(got[p].exceptions, scalar_got[p].exceptions) << where;
+          ASSERT_EQ(got[p].lo, scalar_got[p].lo) << where;
+          ASSERT_EQ(got[p].hi, scalar_got[p].hi) << where;
+          if (got[p].exceptions == n) {
+            ASSERT_EQ(got[p].lo, INT64_MAX) << where;
+            ASSERT_EQ(got[p].hi, INT64_MIN) << where;
+            ++all_exceptions;
+          } else {
+            ASSERT_LE(got[p].lo, got[p].hi) << where;
+            ++some_good;
+          }
+        }
+      }
+    }
+  }
+  // Both outcomes are covered.
+  EXPECT_GT(all_exceptions, 0u);
+  EXPECT_GT(some_good, 0u);
+}
+
+TEST(KernelsTest, AlpSampleStatsMatchesEncodeForEveryPair) {
+  std::vector<const Kernels*> levels = {&simd::ScalarKernels()};
+  for (const Kernels* k : VectorLevels()) levels.push_back(k);
+  CheckAlpSampleStats<double>(levels);
+  CheckAlpSampleStats<float>(levels);
+  // No pairs: nothing is written.
+  simd::AlpEncodeStats untouched{5, 6, 7};
+  const double one = 1.5;
+  const std::uint8_t zero = 0;
+  for (const Kernels* k : levels) {
+    k->alp_sample_stats_double(&one, 1, &zero, &zero, 0, &untouched);
+    EXPECT_EQ(untouched.exceptions, 5u) << k->name;
   }
 }
 
