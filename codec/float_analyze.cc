@@ -45,20 +45,29 @@ template <typename T>
 void SampleCosts(const simd::Kernels& kernels, const T* sample, std::size_t count,
                  const std::uint8_t* exponents, const std::uint8_t* factors, std::size_t pairs,
                  std::uint64_t* costs, std::size_t* exception_counts = nullptr) {
-  AlpEncodeStats stats[kMaxPairs];
-  if constexpr (sizeof(T) == 8) {
-    kernels.alp_sample_stats_double(sample, count, exponents, factors, pairs, stats);
-  } else {
-    kernels.alp_sample_stats_float(sample, count, exponents, factors, pairs, stats);
-  }
+  // A chunk of pairs at a time: the statistics stay small on the stack (their members are
+  // initialized, so a table for every pair would be cleared on every call).
+  constexpr std::size_t kChunk = 16;
   constexpr std::uint64_t kExceptionBits = sizeof(T) * 8 + 16;
-  for (std::size_t p = 0; p < pairs; ++p) {
-    if (exception_counts != nullptr) exception_counts[p] = stats[p].exceptions;
-    const unsigned width = stats[p].exceptions == count
-                               ? 0
-                               : BitWidth(static_cast<std::uint64_t>(stats[p].hi) -
-                                          static_cast<std::uint64_t>(stats[p].lo));
-    costs[p] = count * width + stats[p].exceptions * kExceptionBits;
+  for (std::size_t from = 0; from < pairs; from += kChunk) {
+    const std::size_t chunk = std::min(kChunk, pairs - from);
+    AlpEncodeStats stats[kChunk];
+    if constexpr (sizeof(T) == 8) {
+      kernels.alp_sample_stats_double(sample, count, exponents + from, factors + from, chunk,
+                                      stats);
+    } else {
+      kernels.alp_sample_stats_float(sample, count, exponents + from, factors + from, chunk,
+                                     stats);
+    }
+    for (std::size_t k = 0; k < chunk; ++k) {
+      const std::size_t p = from + k;
+      if (exception_counts != nullptr) exception_counts[p] = stats[k].exceptions;
+      const unsigned width = stats[k].exceptions == count
+                                 ? 0
+                                 : BitWidth(static_cast<std::uint64_t>(stats[k].hi) -
+                                            static_cast<std::uint64_t>(stats[k].lo));
+      costs[p] = count * width + stats[k].exceptions * kExceptionBits;
+    }
   }
 }
 
