@@ -1,7 +1,7 @@
 // codec-bench: encode/decode speed and size of ALP, Gorilla and the adaptive codec per block of
 // 1024 values, on synthetic patterns and on data files, measured first and then verified.
 //
-//   codec-bench [--type float|double] [--codec alp|gorilla|adaptive|all]
+//   codec-bench [--type float|double] [--codec alp|gorilla|xor|adaptive|all]
 //               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
 //               [--blocks N] [--isa scalar|avx2|avx512] [--cpuprofile FILE]
 //
@@ -37,11 +37,12 @@ constexpr std::size_t kBlock = kBlockCapacity;
 // Each timing repeats the whole data set until at least this many values went through.
 constexpr std::size_t kMinValuesPerTiming = 4u << 20;
 
-enum class Codec { kAlp, kGorilla, kAdaptive };
+enum class Codec { kAlp, kGorilla, kXor, kAdaptive };
 const char* CodecName(Codec c) {
   switch (c) {
     case Codec::kAlp: return "alp";
     case Codec::kGorilla: return "gorilla";
+    case Codec::kXor: return "xor";
     case Codec::kAdaptive: return "adaptive";
   }
   return "?";
@@ -60,7 +61,7 @@ struct Options {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "codec-bench: %s\nusage: codec-bench [--type float|double] "
-               "[--codec alp|gorilla|adaptive|all] [--pattern decimal|smooth|random|constant|all] "
+               "[--codec alp|gorilla|xor|adaptive|all] [--pattern decimal|smooth|random|constant|all] "
                "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] "
                "[--cpuprofile FILE]\n",
                why);
@@ -84,9 +85,10 @@ Options Parse(int argc, char** argv) {
       const std::string v = value();
       if (v == "alp") o.codecs.push_back(Codec::kAlp);
       else if (v == "gorilla") o.codecs.push_back(Codec::kGorilla);
+      else if (v == "xor") o.codecs.push_back(Codec::kXor);
       else if (v == "adaptive") o.codecs.push_back(Codec::kAdaptive);
-      else if (v == "all") o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kAdaptive};
-      else Usage("--codec takes alp, gorilla, adaptive or all");
+      else if (v == "all") o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kXor, Codec::kAdaptive};
+      else Usage("--codec takes alp, gorilla, xor, adaptive or all");
     } else if (arg == "--pattern") {
       const std::string v = value();
       pattern_given = true;
@@ -173,12 +175,14 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
     switch (codec) {
       case Codec::kAlp: return EncodeDoublesAs(FloatEncoding::kAlp, v, hint, ws, out);
       case Codec::kGorilla: return EncodeDoublesAs(FloatEncoding::kGorilla, v, hint, ws, out);
+      case Codec::kXor: return EncodeDoublesAs(FloatEncoding::kXorGroups, v, hint, ws, out);
       case Codec::kAdaptive: return EncodeDoubles(v, hint, ws, out);
     }
   } else {
     switch (codec) {
       case Codec::kAlp: return EncodeFloatsAs(FloatEncoding::kAlp, v, hint, ws, out);
       case Codec::kGorilla: return EncodeFloatsAs(FloatEncoding::kGorilla, v, hint, ws, out);
+      case Codec::kXor: return EncodeFloatsAs(FloatEncoding::kXorGroups, v, hint, ws, out);
       case Codec::kAdaptive: return EncodeFloats(v, hint, ws, out);
     }
   }

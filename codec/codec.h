@@ -30,8 +30,9 @@ enum class FloatEncoding : std::uint8_t {
   kAlpDelta = 3,
   kAlpRd = 4,
   kGorilla = 5,
+  kXorGroups = 6,
 };
-inline constexpr int kFloatEncodingCount = 6;
+inline constexpr int kFloatEncodingCount = 7;
 
 // A short stable name ("alp", "gorilla", ...) for metrics and reports.
 const char* FloatEncodingName(FloatEncoding e) noexcept;

@@ -276,7 +276,7 @@ HintPick PickFromHint(const simd::Kernels& kernels, const T* sample, std::size_t
 
 template <typename T>
 AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws,
-                             double rival_bits_per_value) noexcept {
+                             double rival_bits_per_value, bool for_encode) noexcept {
   T sample[kSampleSize];
   const std::size_t count = TakeSample(values, sample);
   const bool hint_empty = hint.exponent[0] > AlpConstants<T>::kMaxExponent ||
@@ -297,8 +297,9 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
   hint.exponent[0] = best.e;
   hint.factor[0] = best.f;
   // The hint stops winning when a quarter of the sample turns into exceptions (wide integers are
-  // not a reason: some series need them); only a series that ALP won last time searches again
-  // then (real doubles and noise would search every block in vain). A full search costs as much
+  // not a reason: some series need them); only a series that ALP won last time, or a caller about
+  // to encode with ALP, searches again then (real doubles and noise would search every block in
+  // vain). A full search costs as much
   // as encoding tens of blocks, so a warm hint whose sample stays clean never repeats it. Instead,
   // every few blocks the favourite's neighbours (up to three factor steps, or one step of both)
   // are tried on the same sample, and a cheaper one becomes the favourite: that follows a series
@@ -306,7 +307,7 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
   const bool alp_was_chosen =
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlp) ||
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta);
-  if (best_exceptions * 4 > count && alp_was_chosen) {
+  if (best_exceptions * 4 > count && (alp_was_chosen || for_encode)) {
     return FullSearch(values, sample, count, rival_bits_per_value, hint, ws);
   }
   ++hint.blocks_since_search;
@@ -445,9 +446,9 @@ bool IsConstantBlock(std::span<const T> values) noexcept {
 }
 
 template AlpChoice SearchAlpExponents<double>(std::span<const double>, SeriesHint&, Workspace&,
-                                              double) noexcept;
+                                              double, bool) noexcept;
 template AlpChoice SearchAlpExponents<float>(std::span<const float>, SeriesHint&, Workspace&,
-                                             double) noexcept;
+                                             double, bool) noexcept;
 template AlpRdPlan AnalyzeAlpRd<double>(std::span<const double>) noexcept;
 template AlpRdPlan AnalyzeAlpRd<float>(std::span<const float>) noexcept;
 template AlpRdPlan AnalyzeAlpRdForSplit<double>(std::span<const double>, unsigned) noexcept;

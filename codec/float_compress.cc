@@ -435,6 +435,139 @@ std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out
   }
 }
 
+namespace {
+
+// The window of one group of XORs: the shift drops the trailing zero bits every XOR of the group
+// shares, the width keeps the rest up to the highest set bit of any of them. A group with many
+// repeats (zero XORs) stores a bitmap of the non-zero ones and only those. Every group's payload
+// starts on a byte, so groups pack and unpack independently.
+struct XorGroup {
+  std::uint16_t descriptor;
+  std::size_t bytes;  // payload bytes
+};
+
+template <typename T>
+XorGroup PlanXorGroup(const BitsOf<T>* __restrict xors, std::size_t count) {
+  using Bits = BitsOf<T>;
+  constexpr unsigned kBits = sizeof(T) * 8;
+  Bits all = 0;
+  std::size_t zeros = 0;
+  for (std::size_t j = 0; j < count; ++j) {
+    all |= xors[j];
+    zeros += xors[j] == 0;
+  }
+  if (all == 0) return {0, 0};
+  const auto shift = static_cast<unsigned>(std::countr_zero(all));
+  const unsigned width = kBits - static_cast<unsigned>(std::countl_zero(all)) - shift;
+  const std::size_t dense = (count * width + 7) / 8;
+  const std::size_t sparse = kXorBitmapBytes + ((count - zeros) * width + 7) / 8;
+  const bool bitmap = sparse < dense;
+  return {static_cast<std::uint16_t>(width | (bitmap ? kXorBitmapFlag : 0) |
+                                     (shift << kXorShiftOffset)),
+          bitmap ? sparse : dense};
+}
+
+// The XORs of values[from .. from + count) with their predecessors.
+template <typename T>
+void XorsOf(const T* __restrict values, std::size_t from, std::size_t count,
+            BitsOf<T>* __restrict xors) {
+  using Bits = BitsOf<T>;
+  for (std::size_t j = 0; j < count; ++j) {
+    xors[j] = std::bit_cast<Bits>(values[from + j]) ^ std::bit_cast<Bits>(values[from + j - 1]);
+  }
+}
+
+// Packs count (<= 32) fields of `width` bits, each below 2^width, into `out` (ceil(count * width
+// / 8) bytes). The fields go through a register accumulator that is stored whole on every field
+// and advances by whole words, so the loop has no data-dependent branch and no read-modify-write
+// of memory.
+void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsigned width,
+                std::uint8_t* __restrict out) {
+  std::uint64_t words[kXorGroupValues + 1];
+  std::uint64_t acc = 0;
+  unsigned used = 0;
+  std::size_t word = 0;
+  for (std::size_t j = 0; j < count; ++j) {
+    const std::uint64_t v = fields[j];
+    acc |= v << used;
+    words[word] = acc;
+    const bool full = used + width >= 64;
+    word += full;
+    // Masks rather than a select: compilers turn the select into a jump that mispredicts.
+    const std::uint64_t spill = (v >> 1) >> (63 - used);
+    const std::uint64_t take = 0 - static_cast<std::uint64_t>(full);
+    acc = (spill & take) | (acc & ~take);
+    used = (used + width) & 63;
+  }
+  words[word] = acc;
+  std::memcpy(out, words, (count * width + 7) / 8);
+}
+
+}  // namespace
+
+template <typename T, bool kDryRun>
+std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> out) noexcept {
+  using Bits = BitsOf<T>;
+  const std::size_t n = values.size();
+  const std::size_t xors = n - 1;
+  const std::size_t groups = (xors + kXorGroupValues - 1) / kXorGroupValues;
+  const std::size_t fixed = kBlockHeaderBytes + sizeof(T) + groups * kXorDescriptorBytes;
+  // Pass 1: every group's window and the exact size, before anything is written.
+  std::uint16_t descriptors[kBlockCapacity / kXorGroupValues];
+  Bits all_xors[kBlockCapacity];
+  std::size_t bytes = fixed;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t from = 1 + g * kXorGroupValues;
+    const std::size_t count = std::min(kXorGroupValues, n - from);
+    Bits* x = all_xors + g * kXorGroupValues;
+    XorsOf(values.data(), from, count, x);
+    const XorGroup plan = PlanXorGroup<T>(x, count);
+    descriptors[g] = plan.descriptor;
+    bytes += plan.bytes;
+  }
+  if constexpr (kDryRun) {
+    return bytes;
+  } else {
+    if (bytes > out.size()) return 0;
+    std::uint8_t* p = out.data();
+    WriteBlockHeader(p, FloatEncoding::kXorGroups, n);
+    StoreLe<T>(p + kBlockHeaderBytes, values[0]);
+    for (std::size_t g = 0; g < groups; ++g) {
+      StoreLe<std::uint16_t>(p + kBlockHeaderBytes + sizeof(T) + g * kXorDescriptorBytes,
+                             descriptors[g]);
+    }
+    // Pass 2: the payloads.
+    p += fixed;
+    std::uint64_t fields[kXorGroupValues];
+    for (std::size_t g = 0; g < groups; ++g) {
+      const unsigned width = descriptors[g] & kXorWidthMask;
+      if (width == 0) continue;
+      const std::size_t from = 1 + g * kXorGroupValues;
+      const std::size_t count = std::min(kXorGroupValues, n - from);
+      const unsigned shift = descriptors[g] >> kXorShiftOffset;
+      const Bits* x = all_xors + g * kXorGroupValues;
+      std::size_t fields_count = 0;
+      if ((descriptors[g] & kXorBitmapFlag) != 0) {
+        // Only the non-zero XORs, compacted without branches, after the bitmap.
+        std::uint32_t present = 0;
+        for (std::size_t j = 0; j < count; ++j) {
+          fields[fields_count] = static_cast<std::uint64_t>(x[j] >> shift);
+          present |= static_cast<std::uint32_t>(x[j] != 0) << j;
+          fields_count += x[j] != 0;
+        }
+        StoreLe<std::uint32_t>(p, present);
+        p += kXorBitmapBytes;
+      } else {
+        for (std::size_t j = 0; j < count; ++j) fields[j] = static_cast<std::uint64_t>(x[j] >> shift);
+        fields_count = count;
+      }
+      PackFields(fields, fields_count, width, p);
+      p += (fields_count * width + 7) / 8;
+    }
+    return bytes;
+  }
+}
+
 template <typename T>
 std::size_t EncodeConstant(std::span<const T> values, std::span<std::uint8_t> out) noexcept {
   WriteBlockHeader(out.data(), FloatEncoding::kConstant, values.size());
@@ -466,6 +599,7 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
                                  written);
     case FloatEncoding::kAlpRd: return EncodeAlpRd<T, false>(values, rd, ws, out);
     case FloatEncoding::kGorilla: return EncodeGorilla<T, false>(values, out);
+    case FloatEncoding::kXorGroups: return EncodeXorGroups<T, false>(values, out);
     case FloatEncoding::kConstant: return EncodeConstant(values, out);
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
   }
@@ -484,10 +618,12 @@ constexpr std::uint8_t kAlpPauseBlocks = 16;
 // Values in the window that estimates Gorilla's size on the fast path (in the exact comparison:
 // kGorillaWindow).
 constexpr std::size_t kGorillaCheckWindow = 32;
+// Values (whole groups) in the window that estimates grouped XOR's size on the fast path.
+constexpr std::size_t kXorCheckWindow = 128;
 
 bool IsSticky(FloatEncoding e) {
   return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta || e == FloatEncoding::kAlpRd ||
-         e == FloatEncoding::kGorilla || e == FloatEncoding::kRaw;
+         e == FloatEncoding::kGorilla || e == FloatEncoding::kXorGroups || e == FloatEncoding::kRaw;
 }
 
 bool IsAlpFamily(FloatEncoding e) {
@@ -501,14 +637,15 @@ std::size_t AlpRdFloorBytes(std::size_t n) {
   return kAlpRdHeaderBytes + PackedBytes(n, sizeof(T) * 8 - kAlpRdMaxLeftBits);
 }
 
-// The largest size at which `to` displaces a block of `bytes` written with `from`. Gorilla and
-// ALP-RD both serve real doubles and often come within a few percent of each other, block by
-// block (a sine's slope moves Gorilla's size, ALP-RD's barely moves): a switch between them costs
-// a second encode and gains little, so it needs a wide margin. Elsewhere smaller is enough.
+// The largest size at which `to` displaces a block of `bytes` written with `from`. Gorilla, ALP-RD
+// and grouped XOR all serve real doubles and often come within a few percent of each other, block
+// by block (a sine's slope moves Gorilla's size, ALP-RD's barely moves). Gorilla encodes and
+// decodes several times slower than the other two, so it must save an eighth to displace them;
+// otherwise smaller is enough.
 std::size_t DisplacingLimit(FloatEncoding from, FloatEncoding to, std::size_t bytes) {
-  const bool xor_rivals = (from == FloatEncoding::kGorilla && to == FloatEncoding::kAlpRd) ||
-                          (from == FloatEncoding::kAlpRd && to == FloatEncoding::kGorilla);
-  return xor_rivals ? bytes - bytes / 8 : bytes - 1;
+  const bool to_slower = to == FloatEncoding::kGorilla &&
+                         (from == FloatEncoding::kAlpRd || from == FloatEncoding::kXorGroups);
+  return to_slower ? bytes - bytes / 8 : bytes - 1;
 }
 
 // Gorilla's size for a block of n values from a dry run over a window of its values (XORs of
@@ -521,6 +658,21 @@ std::size_t EstimateGorilla(std::span<const T> values, std::size_t window) {
       EncodeGorilla<T, true>(values.subspan((n - window) / 2, window), {});
   return kBlockHeaderBytes + sizeof(T) +
          (gorilla_window - kBlockHeaderBytes - sizeof(T)) * n / window;
+}
+
+// Grouped XOR's size for a block of n values from a dry run over a window of whole groups from
+// the middle of the block.
+template <typename T>
+std::size_t EstimateXorGroups(std::span<const T> values, std::size_t window) {
+  const std::size_t n = values.size();
+  if (n <= window + 1) return EncodeXorGroups<T, true>(values, {});
+  const std::size_t fixed_window = kBlockHeaderBytes + sizeof(T) +
+                                   (window / kXorGroupValues) * kXorDescriptorBytes;
+  const std::size_t xor_window =
+      EncodeXorGroups<T, true>(values.subspan((n - window - 1) / 2, window + 1), {});
+  const std::size_t groups = (n - 1 + kXorGroupValues - 1) / kXorGroupValues;
+  return kBlockHeaderBytes + sizeof(T) + groups * kXorDescriptorBytes +
+         (xor_window - fixed_window) * (n - 1) / window;
 }
 
 std::uint16_t ClampBytes(std::size_t bytes) {
@@ -543,15 +695,20 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
   const std::size_t n = values.size();
   const std::size_t raw_bytes = kBlockHeaderBytes + n * sizeof(T);
   const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
-  // Gorilla's estimate first: the exponent search needs no whole-block passes when ALP's sample
-  // is far behind it.
+  // The XOR encodings first: the exponent search needs no whole-block passes when ALP's sample is
+  // far behind them. Grouped XOR's dry run is cheap enough to give its exact size.
   const bool gorilla_known = known == FloatEncoding::kGorilla && known_bytes != 0;
   const bool gorilla_too_big = too_big == FloatEncoding::kGorilla;
   const std::size_t gorilla_estimate =
       gorilla_known ? known_bytes
                     : (gorilla_too_big ? raw_bytes : EstimateGorilla(values, kGorillaWindow));
+  const bool xor_known = known == FloatEncoding::kXorGroups && known_bytes != 0;
+  const bool xor_too_big = too_big == FloatEncoding::kXorGroups;
+  const std::size_t xor_bytes =
+      xor_known ? known_bytes
+                : (xor_too_big ? raw_bytes : EncodeXorGroups<T, true>(values, {}));
   const std::size_t rival_bytes = std::min(
-      {gorilla_estimate, raw_bytes, known_bytes == 0 ? SIZE_MAX : known_bytes});
+      {gorilla_estimate, xor_bytes, raw_bytes, known_bytes == 0 ? SIZE_MAX : known_bytes});
   const AlpChoice alp = SearchAlpExponents(values, hint, ws,
                                            static_cast<double>(rival_bytes) * 8 / static_cast<double>(n));
   AlpRdPlan rd;
@@ -598,9 +755,16 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
     hint.alp_pause_blocks = alp_estimate > 2 * rival_bytes ? kAlpPauseBlocks : 0;
     if (alp_estimate < rival_bytes + rival_bytes / 4) consider(FloatEncoding::kAlp);
   }
+  if (!xor_known && !xor_too_big && (bytes == 0 || xor_bytes < bytes)) {
+    consider(FloatEncoding::kXorGroups);
+  }
   if (!gorilla_known && !gorilla_too_big) {
-    // Gorilla is the slowest encoder: written only when its estimate is a near call.
-    if (bytes == 0 || gorilla_estimate < bytes + bytes / 16) consider(FloatEncoding::kGorilla);
+    // Gorilla is the slowest encoder: written only when its estimate is a near call against ALP
+    // or raw, and a clear win against the other XOR encodings.
+    const bool near_call = bytes == 0 || IsAlpFamily(written) || written == FloatEncoding::kRaw;
+    const std::size_t gate =
+        near_call ? bytes + bytes / 16 : DisplacingLimit(written, FloatEncoding::kGorilla, bytes);
+    if (bytes == 0 || gorilla_estimate < gate) consider(FloatEncoding::kGorilla);
   }
   // ALP-RD only pays when ALP cannot turn most values into narrow integers.
   if ((bytes == 0 || AlpRdFloorBytes<T>(n) < DisplacingLimit(written, FloatEncoding::kAlpRd, bytes)) &&
@@ -655,6 +819,7 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
       WriteBlockHeader(out.data(), FloatEncoding::kGorilla, values.size());
       return kBlockHeaderBytes + stream;
     }
+    case FloatEncoding::kXorGroups: return EncodeXorGroups<T, false>(values, bounded);
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
     case FloatEncoding::kConstant: break;
   }
@@ -671,6 +836,7 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kAlp:
     case FloatEncoding::kAlpDelta: return EstimateAlpWithHint(values, hint);
     case FloatEncoding::kGorilla: return EstimateGorilla(values, kGorillaCheckWindow);
+    case FloatEncoding::kXorGroups: return EstimateXorGroups(values, kXorCheckWindow);
     case FloatEncoding::kAlpRd: {
       *rd = AnalyzeAlpRd(values);
       const std::size_t window = std::min(n, kGorillaCheckWindow);
@@ -710,7 +876,7 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
     }
     case FloatEncoding::kAlp:
     case FloatEncoding::kAlpDelta: {
-      const AlpChoice alp = SearchAlpExponents(values, hint, ws);
+      const AlpChoice alp = SearchAlpExponents(values, hint, ws, 1e9, /*for_encode=*/true);
       candidate_bytes = EncodeAlp<T, false>(values, alp.exponent, alp.factor, AlpMode::kSmaller,
                                             ws, std::span<std::uint8_t>(ws.bytes, limit),
                                             &candidate);
@@ -719,6 +885,10 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
     case FloatEncoding::kAlpRd:
       candidate_bytes =
           EncodeAlpRd<T, false>(values, rd, ws, std::span<std::uint8_t>(ws.bytes, limit));
+      break;
+    case FloatEncoding::kXorGroups:
+      candidate_bytes =
+          EncodeXorGroups<T, false>(values, std::span<std::uint8_t>(ws.bytes, limit));
       break;
     case FloatEncoding::kConstant:
     case FloatEncoding::kRaw: break;
@@ -781,7 +951,9 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
       best_estimate = estimate;
     }
   }
-  if (last != FloatEncoding::kGorilla) weigh(FloatEncoding::kGorilla);
+  // Grouped XOR stands for the XOR encodings here: it is smaller than Gorilla on most blocks and
+  // cheap to estimate; Gorilla itself is weighed in the exact comparisons only.
+  if (last != FloatEncoding::kXorGroups) weigh(FloatEncoding::kXorGroups);
   // ALP-RD only pays when nothing shrinks the block below its floor; its plan costs a sort.
   if (grew && hint.blocks_since_choice >= 2 * kMinComparisonGapBlocks &&
       last != FloatEncoding::kAlpRd &&
@@ -792,6 +964,11 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   // before it costs a real encode.
   if (best == FloatEncoding::kGorilla && written != FloatEncoding::kGorilla &&
       EstimateGorilla(values, kGorillaWindow) >= bytes - bytes / 16) {
+    best = written;
+  }
+  // Grouped XOR's window can miss the same way; its whole-block dry run is cheap.
+  if (best == FloatEncoding::kXorGroups && written != FloatEncoding::kXorGroups &&
+      EncodeXorGroups<T, true>(values, {}) >= bytes - bytes / 16) {
     best = written;
   }
   const auto runner_up = static_cast<FloatEncoding>(hint.runner_up_encoding);
@@ -886,6 +1063,7 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
       bytes = EncodeAlpRd<T, false>(values, AnalyzeAlpRd(values), ws, bounded);
       break;
     case FloatEncoding::kGorilla: bytes = EncodeGorilla<T, false>(values, bounded); break;
+    case FloatEncoding::kXorGroups: bytes = EncodeXorGroups<T, false>(values, bounded); break;
     case FloatEncoding::kRaw: break;
   }
   if (bytes == 0) {
@@ -905,6 +1083,7 @@ const char* FloatEncodingName(FloatEncoding e) noexcept {
     case FloatEncoding::kAlpDelta: return "alp_delta";
     case FloatEncoding::kAlpRd: return "alp_rd";
     case FloatEncoding::kGorilla: return "gorilla";
+    case FloatEncoding::kXorGroups: return "xor_groups";
   }
   return "unknown";
 }
@@ -941,7 +1120,8 @@ EncodeResult EncodeFloatsAs(FloatEncoding encoding, std::span<const float> value
                                          FloatEncoding*) noexcept;                              \
   template std::size_t EncodeAlpRd<T, DRY>(std::span<const T>, const AlpRdPlan&, Workspace&,    \
                                            std::span<std::uint8_t>) noexcept;                   \
-  template std::size_t EncodeGorilla<T, DRY>(std::span<const T>, std::span<std::uint8_t>) noexcept;
+  template std::size_t EncodeGorilla<T, DRY>(std::span<const T>, std::span<std::uint8_t>) noexcept; \
+  template std::size_t EncodeXorGroups<T, DRY>(std::span<const T>, std::span<std::uint8_t>) noexcept;
 INGOT_INSTANTIATE_ENCODERS(double, true)
 INGOT_INSTANTIATE_ENCODERS(double, false)
 INGOT_INSTANTIATE_ENCODERS(float, true)

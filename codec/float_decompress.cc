@@ -2,6 +2,7 @@
 // length is checked against the block, so corrupt bytes give Status::Corruption, never a crash or
 // an access outside `src` and `out`.
 #include <bit>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -299,6 +300,142 @@ Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Worksp
 
 namespace {
 
+// Unpacks count (<= 32) fields of `width` (1..64) bits from a byte-aligned run, shifted left by
+// `shift`. REQUIRES: 9 readable bytes from every field's first byte (the zero-padded copy).
+inline void UnpackFields(const std::uint8_t* __restrict p, std::size_t count, unsigned width,
+                         unsigned shift, std::uint64_t* __restrict fields) {
+  const std::uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+  if (width <= 56) {
+    // One unaligned load holds the whole field, wherever it starts in its byte.
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t pos = j * width;
+      std::uint64_t word;
+      std::memcpy(&word, p + pos / 8, 8);
+      fields[j] = ((word >> (pos % 8)) & mask) << shift;
+    }
+  } else {
+    for (std::size_t j = 0; j < count; ++j) {
+      const std::size_t pos = j * width;
+      std::uint64_t word;
+      std::memcpy(&word, p + pos / 8, 8);
+      const unsigned offset = pos % 8;
+      const std::uint64_t high = static_cast<std::uint64_t>(p[pos / 8 + 8]);
+      word = (word >> offset) | ((high << 1) << (63 - offset));
+      fields[j] = (word & mask) << shift;
+    }
+  }
+}
+
+// Bits set in v, without relying on a popcount instruction (the baseline build has none).
+inline unsigned CountBits32(std::uint32_t v) {
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
+std::string Hex16(std::uint16_t v) {
+  char hex[8];
+  std::snprintf(hex, sizeof(hex), "%04x", v);
+  return hex;
+}
+
+}  // namespace
+
+template <typename T>
+Status DecodeXorGroups(std::span<const std::uint8_t> src, std::span<T> out,
+                       Workspace& ws) noexcept {
+  using Bits = BitsOf<T>;
+  constexpr unsigned kBits = sizeof(T) * 8;
+  const char* name = "xor_groups";
+  const std::size_t n = out.size();
+  const std::size_t xors = n - 1;
+  const std::size_t groups = (xors + kXorGroupValues - 1) / kXorGroupValues;
+  const std::size_t fixed = kBlockHeaderBytes + sizeof(T) + groups * kXorDescriptorBytes;
+  if (src.size() < fixed) {
+    return Corrupt(name, "size " + N(src.size()) + " bytes < " + N(fixed) +
+                             " for the first value and " + N(groups) + " group descriptors");
+  }
+  // The payloads are read from a zero-padded copy, so a field's 9-byte read at the very end stays
+  // in bounds; every group's length is checked against the real payload before it is read.
+  const std::size_t payload_bytes = src.size() - fixed;
+  constexpr std::size_t kPadBytes = 16;
+  if (payload_bytes + kPadBytes > sizeof(ws.bytes)) {
+    return Corrupt(name, "payload of " + N(payload_bytes) + " bytes exceeds the largest block");
+  }
+  std::memcpy(ws.bytes, src.data() + fixed, payload_bytes);
+  std::memset(ws.bytes + payload_bytes, 0, kPadBytes);
+  const std::uint8_t* descriptors = src.data() + kBlockHeaderBytes + sizeof(T);
+  T* __restrict dst = out.data();
+  auto prev = LoadLe<Bits>(src.data() + kBlockHeaderBytes);
+  dst[0] = std::bit_cast<T>(prev);
+  std::size_t at = 0;  // payload offset of the current group
+  for (std::size_t g = 0; g < groups; ++g) {
+    const auto d = LoadLe<std::uint16_t>(descriptors + g * kXorDescriptorBytes);
+    const unsigned width = d & kXorWidthMask;
+    const unsigned shift = d >> kXorShiftOffset;
+    const bool bitmap = (d & kXorBitmapFlag) != 0;
+    const std::size_t from = 1 + g * kXorGroupValues;
+    const std::size_t count = std::min(kXorGroupValues, n - from);
+    if ((d & kXorReservedMask) != 0 || width > kBits || shift + width > kBits ||
+        (width == 0 && d != 0)) {
+      return Corrupt(name, "group " + N(g) + ": descriptor 0x" + Hex16(d) + " (width " +
+                               N(width) + ", shift " + N(shift) + ") does not fit " + N(kBits) +
+                               "-bit values");
+    }
+    if (width == 0) {
+      const T repeated = std::bit_cast<T>(prev);
+      for (std::size_t j = 0; j < count; ++j) dst[from + j] = repeated;
+      continue;
+    }
+    std::uint32_t present = static_cast<std::uint32_t>((count == 32 ? 0ull : 1ull << count) - 1);
+    std::size_t fields = count;
+    if (bitmap) {
+      if (at + kXorBitmapBytes > payload_bytes) {
+        return Corrupt(name, "group " + N(g) + ": bitmap past the payload end (" +
+                                 N(payload_bytes) + " bytes)");
+      }
+      const auto stored = LoadLe<std::uint32_t>(ws.bytes + at);
+      if ((stored & ~present) != 0) {
+        return Corrupt(name, "group " + N(g) + ": bitmap 0x" + Hex16(stored >> 16) +
+                                 Hex16(stored & 0xffff) + " marks values past the block");
+      }
+      present = stored;
+      fields = CountBits32(present);
+      at += kXorBitmapBytes;
+    }
+    const std::size_t field_bytes = (fields * width + 7) / 8;
+    if (at + field_bytes > payload_bytes) {
+      return Corrupt(name, "group " + N(g) + ": " + N(field_bytes) + " bytes of fields past the " +
+                               "payload end (" + N(payload_bytes) + " bytes, at " + N(at) + ")");
+    }
+    std::uint64_t x[kXorGroupValues + 1];
+    UnpackFields(ws.bytes + at, fields, width, shift, x);
+    x[fields] = 0;  // read (and discarded) after the last field of a bitmap group
+    if (bitmap) {
+      // The fields belong to the marked values; the others repeat their predecessor.
+      std::size_t k = 0;
+      for (std::size_t j = 0; j < count; ++j) {
+        const bool here = ((present >> j) & 1) != 0;
+        prev ^= static_cast<Bits>(here ? x[k] : 0);
+        k += here;
+        dst[from + j] = std::bit_cast<T>(prev);
+      }
+    } else {
+      for (std::size_t j = 0; j < count; ++j) {
+        prev ^= static_cast<Bits>(x[j]);
+        dst[from + j] = std::bit_cast<T>(prev);
+      }
+    }
+    at += field_bytes;
+  }
+  if (at != payload_bytes) {
+    return Corrupt(name, "payload has " + N(payload_bytes) + " bytes, groups use " + N(at));
+  }
+  return Status::OK();
+}
+
+namespace {
+
 template <typename T>
 Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) {
   INGOT_RETURN_IF_ERROR(CheckHeader(src, out.size(), sizeof(T)));
@@ -309,6 +446,7 @@ Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspac
     case FloatEncoding::kAlpDelta: return DecodeAlp(src, out, ws);
     case FloatEncoding::kAlpRd: return DecodeAlpRd(src, out, ws);
     case FloatEncoding::kGorilla: return DecodeGorilla(src, out, ws);
+    case FloatEncoding::kXorGroups: return DecodeXorGroups(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }
@@ -342,6 +480,10 @@ template Status DecodeAlpRd<double>(std::span<const std::uint8_t>, std::span<dou
                                     Workspace&) noexcept;
 template Status DecodeAlpRd<float>(std::span<const std::uint8_t>, std::span<float>,
                                    Workspace&) noexcept;
+template Status DecodeXorGroups<double>(std::span<const std::uint8_t>, std::span<double>,
+                                        Workspace&) noexcept;
+template Status DecodeXorGroups<float>(std::span<const std::uint8_t>, std::span<float>,
+                                       Workspace&) noexcept;
 template Status DecodeGorilla<double>(std::span<const std::uint8_t>, std::span<double>,
                                       Workspace&) noexcept;
 template Status DecodeGorilla<float>(std::span<const std::uint8_t>, std::span<float>,

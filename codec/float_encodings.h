@@ -32,10 +32,11 @@ struct AlpChoice {
 // search of every pair when the hint is empty, stale, or stops winning. Updates `hint`.
 // `rival_bits_per_value`: the estimated size of the best other encoding; a full search whose
 // sample puts ALP far behind it keeps the sample's ranking instead of judging its finalists on the
-// whole block.
+// whole block. `for_encode`: the caller writes ALP next, so a stale hint (a quarter of the sample
+// exceptions) searches again even when ALP did not win the series' last block.
 template <typename T>
 AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Workspace& ws,
-                             double rival_bits_per_value = 1e9) noexcept;
+                             double rival_bits_per_value = 1e9, bool for_encode = false) noexcept;
 
 // ALP's size for `values` with the best of the hint's pairs (no search): plain from a 32-value
 // strided sample, delta from a 32-value window of neighbours, the smaller of the two. A cheap
@@ -83,6 +84,19 @@ std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out
 
 template <typename T>
 Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
+
+// ---- Grouped XOR ---------------------------------------------------------------------------
+// Each value's XOR with its predecessor, in groups of 32: one window (shift and width) per group
+// instead of Gorilla's per-value control bits, so encoding and decoding run without
+// data-dependent branches. A group with many repeats stores a bitmap of its non-zero XORs and only
+// those.
+
+template <typename T, bool kDryRun>
+std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> out) noexcept;
+
+template <typename T>
+Status DecodeXorGroups(std::span<const std::uint8_t> src, std::span<T> out,
+                       Workspace& ws) noexcept;
 
 // ---- Constant and raw ----------------------------------------------------------------------
 

@@ -28,6 +28,16 @@ inline constexpr std::size_t kAlpDeltaHeaderBytes = kAlpHeaderBytes + 8;
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;
 inline constexpr unsigned kAlpRdMaxLeftBits = 16;
 inline constexpr unsigned kAlpRdMaxDictionary = 8;
+// Grouped XOR: header, the first value, then one u16 descriptor per group of XORs (see
+// docs/codec-format.md): bits 0-6 the width, bit 7 the bitmap flag, bits 8-13 the shift. Each
+// group's payload (a u32 bitmap when flagged, then the packed fields) starts on a byte.
+inline constexpr std::size_t kXorGroupValues = 32;
+inline constexpr std::size_t kXorDescriptorBytes = 2;
+inline constexpr std::uint16_t kXorWidthMask = 0x7f;
+inline constexpr std::uint16_t kXorBitmapFlag = 0x80;
+inline constexpr unsigned kXorShiftOffset = 8;
+inline constexpr std::uint16_t kXorReservedMask = 0xc000;
+inline constexpr std::size_t kXorBitmapBytes = 4;
 
 // The encoding of an integer block. Stored as the first byte of every integer block.
 // persisted: never renumber

@@ -12,8 +12,9 @@ namespace ingot::codec {
 class Workspace {
  public:
   static constexpr int kLanes = 1024;
-  // Room for any encoded block (raw double block plus header) with slack for padded bit reads.
-  static constexpr int kScratchBytes = kLanes * 8 + 128;
+  // Room for any encoded block (raw double block plus header) with slack for padded bit reads
+  // (a grouped-XOR group may read 260 bytes before its bounds check).
+  static constexpr int kScratchBytes = kLanes * 8 + 512;
 
   Workspace() = default;
   Workspace(const Workspace&) = delete;

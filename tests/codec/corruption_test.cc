@@ -16,7 +16,8 @@ using testing::Pattern;
 
 constexpr FloatEncoding kEncodings[] = {FloatEncoding::kRaw,   FloatEncoding::kConstant,
                                         FloatEncoding::kAlp,   FloatEncoding::kAlpDelta,
-                                        FloatEncoding::kAlpRd, FloatEncoding::kGorilla};
+                                        FloatEncoding::kAlpRd, FloatEncoding::kGorilla,
+                                        FloatEncoding::kXorGroups};
 
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {

@@ -5,6 +5,7 @@
 
 #include "codec/codec.h"
 #include "codec/float_encodings.h"
+#include "codec/format.h"
 #include "codec_test_util.h"
 
 namespace ingot::codec {
@@ -17,7 +18,8 @@ using testing::Pattern;
 constexpr std::size_t kSizes[] = {1, 2, 3, 7, 31, 32, 33, 100, 1000, 1023, 1024};
 constexpr FloatEncoding kForced[] = {FloatEncoding::kRaw,   FloatEncoding::kConstant,
                                      FloatEncoding::kAlp,   FloatEncoding::kAlpDelta,
-                                     FloatEncoding::kAlpRd, FloatEncoding::kGorilla};
+                                     FloatEncoding::kAlpRd, FloatEncoding::kGorilla,
+                                        FloatEncoding::kXorGroups};
 
 template <typename T>
 EncodeResult Encode(std::span<const T> v, SeriesHint& hint, Workspace& ws,
@@ -190,6 +192,83 @@ TEST(FloatCodecSizes, GorillaReportsTooSmallBuffers) {
     ASSERT_TRUE(DecodeDoubles({small.data(), bytes}, back, *ws).ok()) << room;
     EXPECT_TRUE(BitEqual<double>(v, back)) << room;
   }
+}
+
+// Grouped XOR: the exact size of its dry run, its layout (one window per 32 XORs, a bitmap for
+// groups of repeats, byte-aligned payloads) and round trips at every group boundary.
+TEST(XorGroups, DryRunSizeMatchesAndLayoutIsAsDocumented) {
+  auto ws = std::make_unique<Workspace>();
+  // 1 + 64 values: two full groups. Group 0 varies in bits 8..15 only; group 1 repeats except
+  // for one value.
+  std::vector<double> v(65);
+  for (std::size_t i = 0; i < 33; ++i) {
+    v[i] = std::bit_cast<double>(0x4000000000000000ull | ((i * 37 % 251) << 8));
+  }
+  for (std::size_t i = 33; i < 65; ++i) v[i] = v[32];
+  v[50] = std::bit_cast<double>(std::bit_cast<std::uint64_t>(v[32]) ^ 0x30);
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(v.size(), 8));
+  const std::size_t bytes = EncodeXorGroups<double, false>(v, buf);
+  EXPECT_EQ(bytes, (EncodeXorGroups<double, true>(v, {})));
+  ASSERT_GT(bytes, 0u);
+  EXPECT_EQ(buf[0], static_cast<std::uint8_t>(FloatEncoding::kXorGroups));
+  const std::size_t descriptors = kBlockHeaderBytes + 8;
+  const auto d0 = LoadLe<std::uint16_t>(buf.data() + descriptors);
+  const auto d1 = LoadLe<std::uint16_t>(buf.data() + descriptors + 2);
+  EXPECT_EQ(d0 & kXorBitmapFlag, 0);  // dense: 32 fields
+  EXPECT_EQ(d0 >> kXorShiftOffset, 8u);
+  EXPECT_EQ(d0 & kXorWidthMask, 8u);
+  EXPECT_NE(d1 & kXorBitmapFlag, 0);  // two non-zero XORs (into and out of v[50]) of 32
+  EXPECT_EQ(d1 >> kXorShiftOffset, 4u);
+  EXPECT_EQ(d1 & kXorWidthMask, 2u);
+  // header + first value + 2 descriptors + 32 bytes (32 x 8 bits) + bitmap + 1 byte (2 x 2 bits)
+  EXPECT_EQ(bytes, kBlockHeaderBytes + 8 + 4 + 32 + 4 + 1);
+  std::vector<double> back(v.size());
+  ASSERT_TRUE(DecodeDoubles({buf.data(), bytes}, back, *ws).ok());
+  EXPECT_TRUE(BitEqual<double>(v, back));
+}
+
+TEST(XorGroups, RoundTripsAtGroupBoundariesAndFullWidth) {
+  auto ws = std::make_unique<Workspace>();
+  for (std::size_t n : {1, 2, 32, 33, 34, 64, 65, 66, 1023, 1024}) {
+    for (Pattern p : {Pattern::kRandomBits, Pattern::kSmooth, Pattern::kConstant, Pattern::kWalk2,
+                      Pattern::kSpecials}) {
+      const auto v = MakePattern<double>(p, n, 3);
+      std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(n, 8) + 512);
+      const std::size_t bytes = EncodeXorGroups<double, false>(v, buf);  // room past raw
+      ASSERT_GT(bytes, 0u) << n;
+      EXPECT_EQ(bytes, (EncodeXorGroups<double, true>(v, {})));
+      std::vector<double> back(n);
+      const Status st = DecodeDoubles({buf.data(), bytes}, back, *ws);
+      ASSERT_TRUE(st.ok()) << testing::PatternName(p) << " n=" << n << ": " << st.ToString();
+      EXPECT_TRUE(BitEqual<double>(v, back)) << testing::PatternName(p) << " n=" << n;
+      // A buffer one byte short is refused rather than overrun.
+      std::vector<std::uint8_t> small(bytes - 1);
+      EXPECT_EQ((EncodeXorGroups<double, false>(v, small)), 0u);
+    }
+  }
+}
+
+TEST(XorGroups, SmallerThanGorillaOnSmoothAndRepeatingData) {
+  const auto smooth = MakePattern<double>(Pattern::kSmooth, 1024, 1);
+  EXPECT_LT((EncodeXorGroups<double, true>(smooth, {})), (EncodeGorilla<double, true>(smooth, {})));
+  // Long runs of repeats: a group of zero XORs costs its descriptor only.
+  std::vector<double> steps(1024);
+  for (std::size_t i = 0; i < steps.size(); ++i) steps[i] = static_cast<double>(i / 100) * 1.7;
+  EXPECT_LT((EncodeXorGroups<double, true>(steps, {})), (EncodeGorilla<double, true>(steps, {})));
+}
+
+TEST(XorGroups, AdaptiveChoosesItForRealDoubles) {
+  auto ws = std::make_unique<Workspace>();
+  SeriesHint hint;
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  std::size_t xor_blocks = 0;
+  for (int b = 0; b < 8; ++b) {
+    const auto v = MakePattern<double>(Pattern::kSmooth, 1024, static_cast<std::uint64_t>(b));
+    const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+    xor_blocks += r.encoding == FloatEncoding::kXorGroups;
+    EXPECT_LE(r.bytes, (EncodeGorilla<double, true>(v, {})));
+  }
+  EXPECT_GT(xor_blocks, 4u);
 }
 
 }  // namespace

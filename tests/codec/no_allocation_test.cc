@@ -85,7 +85,8 @@ long CountFloatPathAllocations(Workspace& ws, Buffers<T>& buf) {
       EXPECT_TRUE(Decode<T>({buf.encoded.data(), r.bytes}, buf.decoded, ws).ok());
     }
     for (FloatEncoding e : {FloatEncoding::kAlp, FloatEncoding::kAlpDelta, FloatEncoding::kAlpRd,
-                            FloatEncoding::kGorilla, FloatEncoding::kRaw}) {
+                            FloatEncoding::kGorilla, FloatEncoding::kXorGroups,
+                            FloatEncoding::kRaw}) {
       SeriesHint forced;
       const EncodeResult r = EncodeAs<T>(e, {values.data(), kBlockCapacity}, forced, ws,
                                          buf.encoded);
