@@ -619,7 +619,7 @@ constexpr std::uint8_t kAlpPauseBlocks = 16;
 // kGorillaWindow).
 constexpr std::size_t kGorillaCheckWindow = 32;
 // Values (whole groups) in the window that estimates grouped XOR's size on the fast path.
-constexpr std::size_t kXorCheckWindow = 128;
+constexpr std::size_t kXorCheckWindow = 64;
 
 bool IsSticky(FloatEncoding e) {
   return e == FloatEncoding::kAlp || e == FloatEncoding::kAlpDelta || e == FloatEncoding::kAlpRd ||
