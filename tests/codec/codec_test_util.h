@@ -12,7 +12,39 @@
 #include <string>
 #include <vector>
 
+#include "codec/codec.h"
+
 namespace ingot::codec::testing {
+
+// The adaptive encoder, a forced encoding and the decoder of T (double or float).
+template <typename T>
+EncodeResult Encode(std::span<const T> v, SeriesHint& hint, Workspace& ws,
+                    std::span<std::uint8_t> out) {
+  if constexpr (sizeof(T) == 8) {
+    return EncodeDoubles(v, hint, ws, out);
+  } else {
+    return EncodeFloats(v, hint, ws, out);
+  }
+}
+
+template <typename T>
+EncodeResult EncodeAs(FloatEncoding e, std::span<const T> v, SeriesHint& hint, Workspace& ws,
+                      std::span<std::uint8_t> out) {
+  if constexpr (sizeof(T) == 8) {
+    return EncodeDoublesAs(e, v, hint, ws, out);
+  } else {
+    return EncodeFloatsAs(e, v, hint, ws, out);
+  }
+}
+
+template <typename T>
+Status Decode(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) {
+  if constexpr (sizeof(T) == 8) {
+    return DecodeDoubles(src, out, ws);
+  } else {
+    return DecodeFloats(src, out, ws);
+  }
+}
 
 inline std::string DatasetsDir() {
   if (const char* env = std::getenv("INGOT_DATASETS_DIR")) return env;

@@ -14,9 +14,9 @@ namespace {
 using testing::MakePattern;
 using testing::Pattern;
 
-constexpr FloatEncoding kEncodings[] = {FloatEncoding::kRaw,   FloatEncoding::kConstant,
-                                        FloatEncoding::kAlp,   FloatEncoding::kAlpDelta,
-                                        FloatEncoding::kAlpRd, FloatEncoding::kGorilla,
+constexpr FloatEncoding kEncodings[] = {FloatEncoding::kRaw,      FloatEncoding::kConstant,
+                                        FloatEncoding::kAlp,      FloatEncoding::kAlpDelta,
+                                        FloatEncoding::kAlpRd,    FloatEncoding::kGorilla,
                                         FloatEncoding::kXorGroups};
 
 template <typename T>

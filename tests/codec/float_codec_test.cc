@@ -12,43 +12,17 @@ namespace ingot::codec {
 namespace {
 
 using testing::BitEqual;
+using testing::Decode;
+using testing::Encode;
+using testing::EncodeAs;
 using testing::MakePattern;
 using testing::Pattern;
 
 constexpr std::size_t kSizes[] = {1, 2, 3, 7, 31, 32, 33, 100, 1000, 1023, 1024};
-constexpr FloatEncoding kForced[] = {FloatEncoding::kRaw,   FloatEncoding::kConstant,
-                                     FloatEncoding::kAlp,   FloatEncoding::kAlpDelta,
-                                     FloatEncoding::kAlpRd, FloatEncoding::kGorilla,
-                                        FloatEncoding::kXorGroups};
-
-template <typename T>
-EncodeResult Encode(std::span<const T> v, SeriesHint& hint, Workspace& ws,
-                    std::span<std::uint8_t> out) {
-  if constexpr (sizeof(T) == 8) {
-    return EncodeDoubles(v, hint, ws, out);
-  } else {
-    return EncodeFloats(v, hint, ws, out);
-  }
-}
-
-template <typename T>
-EncodeResult EncodeAs(FloatEncoding e, std::span<const T> v, SeriesHint& hint, Workspace& ws,
-                      std::span<std::uint8_t> out) {
-  if constexpr (sizeof(T) == 8) {
-    return EncodeDoublesAs(e, v, hint, ws, out);
-  } else {
-    return EncodeFloatsAs(e, v, hint, ws, out);
-  }
-}
-
-template <typename T>
-Status Decode(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) {
-  if constexpr (sizeof(T) == 8) {
-    return DecodeDoubles(src, out, ws);
-  } else {
-    return DecodeFloats(src, out, ws);
-  }
-}
+constexpr FloatEncoding kForced[] = {FloatEncoding::kRaw,      FloatEncoding::kConstant,
+                                     FloatEncoding::kAlp,      FloatEncoding::kAlpDelta,
+                                     FloatEncoding::kAlpRd,    FloatEncoding::kGorilla,
+                                     FloatEncoding::kXorGroups};
 
 template <typename T>
 class FloatCodecTest : public ::testing::Test {

@@ -1,35 +1,24 @@
 // The codec's contract of no allocation per block: after the caller's buffers exist, encoding and
 // decoding blocks of every pattern, with new and warm hints, forced encodings and the integer
-// codec, allocates nothing. A binary of its own, because it replaces the global operator new.
+// codec, allocates nothing. A binary of its own, because it counts with a replaced global operator
+// new.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "codec/codec.h"
 #include "codec/float_encodings.h"
 #include "codec_test_util.h"
-
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-// GCC flags free() on memory from a replaced operator new once both are inlined; they pair up.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/support/allocation_counter.h"
 
 namespace ingot::codec {
 namespace {
 
+using ingot::testing::AllocationCount;
+using testing::Decode;
+using testing::Encode;
+using testing::EncodeAs;
 using testing::kAllPatterns;
 using testing::MakePattern;
 
@@ -43,40 +32,11 @@ struct Buffers {
       std::vector<std::uint8_t>(MaxEncodedFloatBytes(kBlockCapacity, sizeof(T)));
 };
 
-template <typename T>
-EncodeResult Encode(std::span<const T> v, SeriesHint& hint, Workspace& ws,
-                    std::span<std::uint8_t> out) {
-  if constexpr (sizeof(T) == 8) {
-    return EncodeDoubles(v, hint, ws, out);
-  } else {
-    return EncodeFloats(v, hint, ws, out);
-  }
-}
-
-template <typename T>
-EncodeResult EncodeAs(FloatEncoding e, std::span<const T> v, SeriesHint& hint, Workspace& ws,
-                      std::span<std::uint8_t> out) {
-  if constexpr (sizeof(T) == 8) {
-    return EncodeDoublesAs(e, v, hint, ws, out);
-  } else {
-    return EncodeFloatsAs(e, v, hint, ws, out);
-  }
-}
-
-template <typename T>
-Status Decode(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) {
-  if constexpr (sizeof(T) == 8) {
-    return DecodeDoubles(src, out, ws);
-  } else {
-    return DecodeFloats(src, out, ws);
-  }
-}
-
 // Runs every float path over every pattern; returns the allocations counted meanwhile and fails
 // the test on any round-trip error.
 template <typename T>
 long CountFloatPathAllocations(Workspace& ws, Buffers<T>& buf) {
-  const long before = g_allocations.load();
+  const long before = AllocationCount();
   for (const auto& values : buf.inputs) {
     SeriesHint hint;  // a new series, then warm for the following blocks
     for (std::size_t b = 0; b < kBlocks; ++b) {
@@ -97,7 +57,7 @@ long CountFloatPathAllocations(Workspace& ws, Buffers<T>& buf) {
     const EncodeResult r = Encode<T>({values.data(), 100}, short_hint, ws, buf.encoded);
     EXPECT_TRUE(Decode<T>({buf.encoded.data(), r.bytes}, {buf.decoded.data(), 100}, ws).ok());
   }
-  return g_allocations.load() - before;
+  return AllocationCount() - before;
 }
 
 template <typename T>
@@ -108,6 +68,14 @@ void ExpectNoAllocations() {
     buf.inputs.push_back(MakePattern<T>(p, kBlocks * kBlockCapacity, 7));
   }
   EXPECT_EQ(CountFloatPathAllocations(*ws, buf), 0);
+}
+
+// The counter itself works: otherwise every test here would pass without counting anything.
+TEST(CodecNoAllocation, CounterSeesAnAllocation) {
+  static std::unique_ptr<int> kept;  // stored, so the allocation cannot be elided
+  const long before = AllocationCount();
+  kept = std::make_unique<int>(7);
+  EXPECT_EQ(AllocationCount() - before, 1);
 }
 
 TEST(CodecNoAllocation, DoubleBlocks) { ExpectNoAllocations<double>(); }
@@ -124,12 +92,12 @@ TEST(CodecNoAllocation, IntegerBlocks) {
   }
   std::vector<std::uint8_t> encoded(MaxEncodedIntBytes(kBlockCapacity));
   std::vector<std::int64_t> decoded(kBlockCapacity);
-  const long before = g_allocations.load();
+  const long before = AllocationCount();
   for (const auto* values : {&regular, &jittered}) {
     const std::size_t bytes = EncodeInts(*values, *ws, encoded);
     EXPECT_TRUE(DecodeInts({encoded.data(), bytes}, decoded, *ws).ok());
   }
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(AllocationCount() - before, 0);
 }
 
 }  // namespace

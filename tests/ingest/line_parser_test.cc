@@ -16,21 +16,7 @@
 #include <vector>
 
 #include "ingest/line_protocol_escape.h"
-
-// Counts heap allocations so that the no-allocation-per-line contract can be checked.
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-// GCC flags free() on memory from a replaced operator new once both are inlined; they pair up.
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "tests/support/allocation_counter.h"
 
 namespace ingot::ingest {
 namespace {
@@ -507,11 +493,11 @@ TEST_F(LineParserTest, ParsingDoesNotAllocatePerLine) {
   ParsedLine p;
   ParseError e;
   for (const auto& l : lines) parser_.Parse(l, 0, &p, &e);  // warm up the reusable arrays
-  const long before = g_allocations.load();
+  const long before = ingot::testing::AllocationCount();
   for (int i = 0; i < 1000; ++i) {
     for (const auto& l : lines) parser_.Parse(l, 0, &p, &e);
   }
-  EXPECT_EQ(g_allocations.load() - before, 0);
+  EXPECT_EQ(ingot::testing::AllocationCount() - before, 0);
 }
 
 TEST(NextLineTest, SplitsOnNewlinesAndKeepsIncompleteRest) {
