@@ -227,7 +227,7 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
   }
   hint.blocks_since_search = 0;
   const Candidate& winner = best[order[0]];
-  return {winner.e, winner.f, true, static_cast<double>(winner.cost) / count};
+  return {winner.e, winner.f};
 }
 
 // The best of the hint's pairs on the sample, judged as the warm search tries them: the favourite
@@ -343,7 +343,7 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
       best = probe;
     }
   }
-  return {best.e, best.f, false, static_cast<double>(best.cost) / count};
+  return {best.e, best.f};
 }
 
 namespace {

@@ -709,8 +709,10 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
                 : (xor_too_big ? raw_bytes : EncodeXorGroups<T, true>(values, {}));
   const std::size_t rival_bytes = std::min(
       {gorilla_estimate, xor_bytes, raw_bytes, known_bytes == 0 ? SIZE_MAX : known_bytes});
-  const AlpChoice alp = SearchAlpExponents(values, hint, ws,
-                                           static_cast<double>(rival_bytes) * 8 / static_cast<double>(n));
+  // An exact comparison may write ALP: a stale hint is searched again first.
+  const AlpChoice alp = SearchAlpExponents(
+      values, hint, ws, static_cast<double>(rival_bytes) * 8 / static_cast<double>(n),
+      /*for_encode=*/true);
   AlpRdPlan rd;
   FloatEncoding written = known;
   std::size_t bytes = known_bytes;
@@ -919,7 +921,8 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   const bool grew = bytes > base + base / 8;
   FloatEncoding best = written;
   std::size_t best_estimate = bytes - bytes / 16;
-  // A sample estimate must win by a margin, and by the wider one between Gorilla and ALP-RD.
+  // A sample estimate must win by a margin, and by an eighth to displace a faster encoding with
+  // Gorilla (DisplacingLimit).
   auto beats = [&](FloatEncoding candidate, std::size_t estimate) {
     return estimate < best_estimate &&
            estimate < DisplacingLimit(written, candidate, bytes);
@@ -940,7 +943,15 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   if (hint.alp_pause_blocks > 0) {
     --hint.alp_pause_blocks;
   } else if (!IsAlpFamily(last) && (grew || hint.blocks_since_choice % 4 == 0)) {
-    const std::size_t estimate = EstimateAlpWithHint(values, hint);
+    std::size_t estimate = EstimateAlpWithHint(values, hint);
+    if (estimate > bytes + bytes / 4) {
+      // Far off, perhaps only because the hint's pairs are stale (the series left ALP and came
+      // back with another precision): a stale hint is searched again on the sample alone (a rival
+      // of 0 skips the whole-block passes) before the estimate is believed; a fresh one costs
+      // the warm path only.
+      (void)SearchAlpExponents(values, hint, ws, 0.0, /*for_encode=*/true);
+      estimate = EstimateAlpWithHint(values, hint);
+    }
     if (estimate > 2 * bytes) {
       hint.alp_pause_blocks = kAlpPauseBlocks;
     } else if (estimate > bytes + bytes / 4) {

@@ -23,9 +23,6 @@ enum class AlpMode : std::uint8_t { kPlain, kDelta, kSmaller };
 struct AlpChoice {
   std::uint8_t exponent = 0;
   std::uint8_t factor = 0;
-  bool full_search = false;
-  // Sample-based size estimate in bits per value, exceptions included (the search criterion).
-  double sample_bits_per_value = 0;
 };
 
 // Picks the exponent/factor for `values`: the hint's pairs on a 32-value sample first, a full

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 
 #include "codec/codec.h"
 #include "codec/float_encodings.h"
@@ -220,6 +221,91 @@ TEST(XorGroups, RoundTripsAtGroupBoundariesAndFullWidth) {
       EXPECT_EQ((EncodeXorGroups<double, false>(v, small)), 0u);
     }
   }
+}
+
+// Corrupt descriptors, bitmaps and lengths give Corruption naming what is wrong.
+TEST(XorGroups, CorruptBlocksNameTheField) {
+  auto ws = std::make_unique<Workspace>();
+  const auto v = MakePattern<double>(Pattern::kSmooth, 100, 2);  // 99 XORs: 4 groups
+  std::vector<std::uint8_t> good(MaxEncodedFloatBytes(v.size(), 8));
+  good.resize(EncodeXorGroups<double, false>(v, good));
+  ASSERT_GT(good.size(), 0u);
+  std::vector<double> back(v.size());
+  ASSERT_TRUE(DecodeDoubles(good, back, *ws).ok());
+  const std::size_t d0 = kBlockHeaderBytes + 8;  // first descriptor
+  auto expect_corrupt = [&](std::vector<std::uint8_t> block, const std::string& needle) {
+    const Status st = DecodeDoubles(block, back, *ws);
+    EXPECT_TRUE(st.IsCorruption()) << needle << ": " << st.ToString();
+    EXPECT_NE(st.ToString().find(needle), std::string::npos) << st.ToString();
+  };
+  auto with_descriptor = [&](std::uint16_t d) {
+    std::vector<std::uint8_t> b = good;
+    StoreLe<std::uint16_t>(b.data() + d0, d);
+    return b;
+  };
+  expect_corrupt(with_descriptor(0x4000 | 8), "descriptor 0x4008");            // reserved bit
+  expect_corrupt(with_descriptor(65), "width 65");                             // too wide
+  expect_corrupt(with_descriptor((60 << kXorShiftOffset) | 10), "shift 60");   // past 64 bits
+  expect_corrupt(with_descriptor(kXorBitmapFlag), "descriptor 0x0080");        // flag, width 0
+  expect_corrupt({good.begin(), good.end() - 1}, "past the payload end");
+  std::vector<std::uint8_t> longer = good;
+  longer.push_back(0);
+  expect_corrupt(longer, "groups use");
+  expect_corrupt({good.begin(), good.begin() + static_cast<std::ptrdiff_t>(d0) + 3},
+                 "group descriptors");
+  // A group of 3 XORs whose bitmap marks a fourth value is refused.
+  const std::vector<double> repeats = {1.5, 1.5, 1.5, 1.2345678901234};  // 3 XORs, 2 zero
+  std::vector<std::uint8_t> sparse(MaxEncodedFloatBytes(repeats.size(), 8) + 64);
+  const std::size_t bytes = EncodeXorGroups<double, false>(repeats, sparse);
+  sparse.resize(bytes);
+  std::vector<double> back4(repeats.size());
+  ASSERT_TRUE(DecodeDoubles(sparse, back4, *ws).ok());
+  const auto descriptor = LoadLe<std::uint16_t>(sparse.data() + d0);
+  if ((descriptor & kXorBitmapFlag) != 0) {
+    const std::size_t bitmap_at = d0 + kXorDescriptorBytes;
+    sparse[bitmap_at] |= 0x08;  // value 3 of a 3-value group
+    const Status st = DecodeDoubles(sparse, back4, *ws);
+    EXPECT_TRUE(st.IsCorruption());
+    EXPECT_NE(st.ToString().find("marks values past the block"), std::string::npos)
+        << st.ToString();
+  } else {
+    ADD_FAILURE() << "expected a bitmap group for mostly repeated values";
+  }
+}
+
+// A series leaves ALP for real doubles and comes back as decimals of another precision and
+// magnitude: the hint's old exponent pairs no longer fit, and ALP must be searched again rather
+// than judged with them.
+TEST(FloatCodecSizes, AlpReturnsAfterAStretchOfRealDoubles) {
+  auto ws = std::make_unique<Workspace>();
+  SeriesHint hint;
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  std::mt19937_64 rng(9);
+  std::size_t adaptive = 0;
+  std::size_t best_alp = 0;
+  std::size_t alp_blocks = 0;
+  for (int b = 0; b < 40; ++b) {
+    std::vector<double> v(1024);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (b < 6) {
+        v[i] = static_cast<double>(100000 + rng() % 1000) / 100;  // 2 decimals
+      } else if (b < 12) {
+        v[i] = std::sin(static_cast<double>(b * 1024 + static_cast<int>(i)) * 0.01) * 3;
+      } else {
+        v[i] = static_cast<double>(rng() % 100000) / 1000000;  // 6 decimals, below 0.1
+      }
+    }
+    const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+    if (b < 12) continue;
+    adaptive += r.bytes;
+    alp_blocks += r.encoding == FloatEncoding::kAlp || r.encoding == FloatEncoding::kAlpDelta;
+    SeriesHint fresh;
+    best_alp += EncodeDoublesAs(FloatEncoding::kAlp, v, fresh, *ws, buf).bytes;
+  }
+  // Back on ALP within a few blocks (the estimates run every few blocks, and pause a little after
+  // far ones), and from then on as small as a fresh search makes it.
+  EXPECT_GE(alp_blocks, 20u);
+  EXPECT_LE(adaptive, best_alp + best_alp / 2);
 }
 
 TEST(XorGroups, SmallerThanGorillaOnSmoothAndRepeatingData) {
