@@ -18,6 +18,7 @@
 #include "config/logging.h"
 #include "config/metrics.h"
 #include "config/options.h"
+#include "config/version.h"
 #include "ingest/line_ingester.h"
 #include "ingest/shard_set.h"
 #include "ingest/tcp_server.h"
@@ -27,10 +28,6 @@
 
 #ifdef INGOT_HAVE_PROFILER
 #include <gperftools/profiler.h>
-#endif
-
-#ifndef INGOT_VERSION
-#define INGOT_VERSION "0.0.0"
 #endif
 
 namespace ingot {
@@ -81,7 +78,7 @@ int Run(int argc, char** argv) {
   app.add_option("--data-dir", data_dir, "Data directory (overrides storage.data_dir)");
   app.add_option("--cpuprofile", cpuprofile,
                  "Write a gperftools CPU profile of the whole run to FILE (read it with pprof)");
-  app.set_version_flag("-V,--version", std::string("ingotd ") + INGOT_VERSION);
+  app.set_version_flag("-V,--version", std::string("ingotd ") + kVersion);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -169,7 +166,7 @@ int Run(int argc, char** argv) {
     exit_code = 1;
   } else {
     log->info("ingotd {} ready: line protocol on tcp port {}, HTTP on port {}, data in {}",
-              INGOT_VERSION, tcp.port(), http_server.port(), options.storage.data_dir);
+              kVersion, tcp.port(), http_server.port(), options.storage.data_dir);
     signals.async_wait([&](const boost::system::error_code&, int signo) {
       log->info("received {}, shutting down", signo == SIGINT ? "SIGINT" : "SIGTERM");
     });

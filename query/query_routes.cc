@@ -16,6 +16,7 @@
 #include "chunk/storage_metrics.h"
 #include "config/clock.h"
 #include "config/metrics.h"
+#include "config/version.h"
 #include "query/evaluator.h"
 #include "query/export_writer.h"
 #include "query/expr.h"
@@ -25,10 +26,6 @@
 
 #ifdef INGOT_HAVE_PROFILER
 #include <gperftools/profiler.h>
-#endif
-
-#ifndef INGOT_VERSION
-#define INGOT_VERSION "0.0.0"
 #endif
 
 namespace ingot {
@@ -580,8 +577,10 @@ void BuildInfo(const HttpRequest&, HttpReply& reply) {
   // `version` is the Prometheus API level Ingot answers like (Grafana picks features by it).
   std::string body =
       "{\"status\":\"success\",\"data\":{\"application\":\"ingot\",\"version\":\"2.45.0\","
-      "\"ingotVersion\":\"" INGOT_VERSION "\",\"revision\":\"\",\"branch\":\"\","
-      "\"buildUser\":\"\",\"buildDate\":\"\",\"goVersion\":\"\"}}\n";
+      "\"ingotVersion\":\"";
+  body += kVersion;
+  body += "\",\"revision\":\"\",\"branch\":\"\",\"buildUser\":\"\",\"buildDate\":\"\","
+          "\"goVersion\":\"\"}}\n";
   SetReply(reply, http::status::ok, "application/json", std::move(body));
 }
 

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "chunk/storage_metrics.h"
+#include "tests/support/point_batch.h"
 #include "tests/chunk/test_util.h"
 
 namespace ingot {
@@ -46,13 +47,7 @@ class StorageTest : public ::testing::Test {
   // Appends one batch per shard; updates the model with accepted points.
   AppendResult Write(SeriesId sid, const std::vector<std::pair<std::int64_t, double>>& points,
                      ValueType type = ValueType::kFloat) {
-    std::vector<PointRecord> batch;
-    for (const auto& [ts, v] : points) {
-      const std::uint64_t bits = type == ValueType::kFloat
-                                     ? std::bit_cast<std::uint64_t>(v)
-                                     : static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
-      batch.push_back({sid, ts, bits, type});
-    }
+    const std::vector<PointRecord> batch = testing::PointBatch(sid, points, type);
     AppendResult r;
     EXPECT_TRUE(storage_->shard(storage_->ShardOf(sid)).Append(batch, &r).ok());
     return r;

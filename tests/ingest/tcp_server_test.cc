@@ -51,6 +51,13 @@ class Recorder {
     std::lock_guard<std::mutex> lock(mu_);
     return ByPeerPortLocked(port);
   }
+  // The record of that connection once the server finished it; null when there is none or it
+  // did not finish within kWaitLimit.
+  std::shared_ptr<ConnectionRecord> Finished(unsigned short port) {
+    auto record = ByPeerPort(port);
+    if (record == nullptr || !WaitFor([&] { return record->finished; })) return nullptr;
+    return record;
+  }
   std::shared_ptr<ConnectionRecord> ByPeerPortLocked(unsigned short port) {
     const std::string suffix = ":" + std::to_string(port);
     for (auto& c : connections_) {
@@ -265,9 +272,8 @@ TEST_F(TcpServerTest, LinesSplitAcrossReadsArriveWholeAndInOrder) {
   for (auto& t : threads) t.join();
   for (int c = 0; c < kClients; ++c) {
     SCOPED_TRACE("client " + std::to_string(c));
-    auto record = recorder_.ByPeerPort(ports[static_cast<std::size_t>(c)]);
+    auto record = recorder_.Finished(ports[static_cast<std::size_t>(c)]);
     ASSERT_NE(record, nullptr);
-    ASSERT_TRUE(recorder_.WaitFor([&] { return record->finished; }));
     std::lock_guard<std::mutex> lock(recorder_.mu());
     EXPECT_TRUE(record->data == sent[static_cast<std::size_t>(c)])
         << "received " << record->data.size() << " bytes, sent "
@@ -286,9 +292,8 @@ TEST_F(TcpServerTest, FinalLineWithoutNewlineBeforeCloseIsDelivered) {
   ASSERT_TRUE(client.Send("cpu v=1 1\ncpu v=2 2\ncpu v=3 3"));
   client.ShutdownSend();
   ASSERT_TRUE(client.WaitClosedByServer());
-  auto record = recorder_.ByPeerPort(client.local_port());
+  auto record = recorder_.Finished(client.local_port());
   ASSERT_NE(record, nullptr);
-  ASSERT_TRUE(recorder_.WaitFor([&] { return record->finished; }));
   std::lock_guard<std::mutex> lock(recorder_.mu());
   EXPECT_EQ(record->data, "cpu v=1 1\ncpu v=2 2\ncpu v=3 3");
   ASSERT_FALSE(record->pieces.empty());
@@ -306,9 +311,8 @@ TEST_F(TcpServerTest, OverlongLineIsSkippedToNextNewlineAndReported) {
   SendChunked(client, before + huge + "\n" + after, rng, 9000);
   client.ShutdownSend();
   ASSERT_TRUE(client.WaitClosedByServer());
-  auto record = recorder_.ByPeerPort(client.local_port());
+  auto record = recorder_.Finished(client.local_port());
   ASSERT_NE(record, nullptr);
-  ASSERT_TRUE(recorder_.WaitFor([&] { return record->finished; }));
   std::lock_guard<std::mutex> lock(recorder_.mu());
   EXPECT_EQ(record->data, before + after);
   ASSERT_EQ(record->overlong.size(), 1u);
@@ -346,9 +350,8 @@ TEST_F(TcpServerTest, OverlongLastLineWithoutNewlineIsReported) {
   SendChunked(client, "first v=1\n" + huge, rng, 20'000);
   client.ShutdownSend();
   ASSERT_TRUE(client.WaitClosedByServer());
-  auto record = recorder_.ByPeerPort(client.local_port());
+  auto record = recorder_.Finished(client.local_port());
   ASSERT_NE(record, nullptr);
-  ASSERT_TRUE(recorder_.WaitFor([&] { return record->finished; }));
   std::lock_guard<std::mutex> lock(recorder_.mu());
   EXPECT_EQ(record->data, "first v=1\n");
   ASSERT_EQ(record->overlong.size(), 1u);
@@ -413,9 +416,8 @@ TEST_F(TcpServerTest, ConnectionsPastTheLimitAreRefused) {
   ASSERT_TRUE(c.Send("c v=1\n"));
   c.ShutdownSend();
   ASSERT_TRUE(c.WaitClosedByServer());
-  auto rc = recorder_.ByPeerPort(c.local_port());
+  auto rc = recorder_.Finished(c.local_port());
   ASSERT_NE(rc, nullptr);
-  ASSERT_TRUE(recorder_.WaitFor([&] { return rc->finished; }));
   std::lock_guard<std::mutex> lock(recorder_.mu());
   EXPECT_EQ(rc->data, "c v=1\n");
 }
@@ -460,9 +462,8 @@ TEST_F(TcpServerTest, IdleConnectionIsClosedAndFinished) {
   ASSERT_TRUE(client.Send("idle v=1\nidle v=2"));
   // The client neither sends more nor closes: the server must end the connection by itself.
   EXPECT_TRUE(client.WaitClosedByServer());
-  auto record = recorder_.ByPeerPort(client.local_port());
+  auto record = recorder_.Finished(client.local_port());
   ASSERT_NE(record, nullptr);
-  ASSERT_TRUE(recorder_.WaitFor([&] { return record->finished; }));
   std::lock_guard<std::mutex> lock(recorder_.mu());
   // What was read before the idle close is kept, the unterminated tail included.
   EXPECT_EQ(record->data, "idle v=1\nidle v=2");

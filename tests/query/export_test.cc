@@ -14,11 +14,10 @@
 namespace ingot {
 namespace {
 
+using testing::kSec;
+using testing::kT0;
 using testing::Points;
 using testing::Response;
-
-constexpr std::int64_t kSec = 1'000'000'000;
-constexpr std::int64_t kT0 = 1'700'000'000 * kSec;
 
 class ExportTest : public testing::QueryFixture {
  protected:

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/version.h"
 #include "query/evaluator.h"
 #include "query/expr.h"
 #include "query/series_catalog.h"
@@ -14,11 +15,10 @@
 namespace ingot {
 namespace {
 
+using testing::kSec;
+using testing::kT0;
 using testing::Points;
 using testing::Response;
-
-constexpr std::int64_t kSec = 1'000'000'000;
-constexpr std::int64_t kT0 = 1'700'000'000 * kSec;
 
 class QueryApiTest : public testing::QueryFixture {
  protected:
@@ -264,6 +264,11 @@ TEST_F(QueryApiTest, SeriesLabelsAndValues) {
   const Response info = Get("/api/v1/status/buildinfo");
   EXPECT_EQ(info.status, 200);
   EXPECT_NE(info.body.find("\"version\":"), std::string::npos);
+  // The build's own version, as CMake's project version defines it for every module.
+  EXPECT_STRNE(kVersion, "0.0.0");
+  EXPECT_NE(info.body.find(std::string("\"ingotVersion\":\"") + kVersion + "\""),
+            std::string::npos)
+      << info.body;
 }
 
 TEST_F(QueryApiTest, OperationsEndpoints) {

@@ -1,10 +1,10 @@
 #include "tests/query/query_test_util.h"
 
-#include <bit>
 #include <cstdlib>
 #include <filesystem>
 
 #include "query/query_routes.h"
+#include "tests/support/point_batch.h"
 
 namespace ingot::testing {
 
@@ -77,13 +77,7 @@ SeriesId QueryFixture::Add(const std::string& measurement,
   SeriesId sid = 0;
   ValueType stored;
   EXPECT_TRUE(storage_->index().Resolve(key, type, &sid, &stored).ok());
-  std::vector<PointRecord> batch;
-  for (const auto& [ts, v] : points) {
-    const std::uint64_t bits = type == ValueType::kFloat
-                                   ? std::bit_cast<std::uint64_t>(v)
-                                   : static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
-    batch.push_back({sid, ts, bits, type});
-  }
+  const std::vector<PointRecord> batch = PointBatch(sid, points, type);
   if (!batch.empty()) {
     AppendResult result;
     EXPECT_TRUE(storage_->shard(storage_->ShardOf(sid)).Append(batch, &result).ok());

@@ -36,6 +36,10 @@ HttpRequest MakePost(const std::string& target, const std::string& form_body);
 
 using Points = std::vector<std::pair<std::int64_t, double>>;
 
+// Nanoseconds per second, and the start of the suites' data (2023-11-14T22:13:20Z).
+inline constexpr std::int64_t kSec = 1'000'000'000;
+inline constexpr std::int64_t kT0 = 1'700'000'000 * kSec;
+
 class QueryFixture : public ::testing::Test {
  protected:
   void SetUp() override;
