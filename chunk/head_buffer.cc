@@ -1,48 +1,62 @@
 #include "chunk/head_buffer.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace ingot {
 
 namespace {
-constexpr std::size_t kMinSlots = 16;
+constexpr std::size_t kMinSlots = 2;
 constexpr std::size_t kMaxSlots = kChunkCapacity + 1;
 }  // namespace
 
 void HeadBuffer::Grow() {
-  // Doubling, capped at one chunk plus the overflow slot: plain vector growth would jump from
-  // 1024 to 2048 slots for the single overflowing point.
-  const std::size_t cap = ts_.capacity();
+  // Doubling, capped at one chunk plus the overflow slot: plain doubling would jump from 1024 to
+  // 2048 slots for the single overflowing point.
+  const std::size_t cap = cap_;
   const std::size_t next = std::min(std::max(kMinSlots, cap * 2), std::max(kMaxSlots, cap + 1));
-  ts_.reserve(next);
-  values_.reserve(next);
+  auto grown = std::make_unique_for_overwrite<std::uint64_t[]>(next * 2);
+  if (size_ != 0) {
+    std::memcpy(grown.get(), ts_data(), size_ * sizeof(std::int64_t));
+    std::memcpy(grown.get() + next, values_data(), size_ * sizeof(std::uint64_t));
+  }
+  data_ = std::move(grown);
+  cap_ = static_cast<std::uint16_t>(next);
 }
 
 HeadBuffer::InsertResult HeadBuffer::InsertSlow(std::int64_t ts_ns, std::uint64_t value_bits) {
-  auto it = std::lower_bound(ts_.begin(), ts_.end(), ts_ns);
-  const std::size_t pos = static_cast<std::size_t>(it - ts_.begin());
-  if (it != ts_.end() && *it == ts_ns) {
-    values_[pos] = value_bits;
+  const std::int64_t* ts = ts_data();
+  const std::size_t pos = static_cast<std::size_t>(std::lower_bound(ts, ts + size_, ts_ns) - ts);
+  if (pos < size_ && ts[pos] == ts_ns) {
+    values_data()[pos] = value_bits;
     return InsertResult::kReplaced;
   }
-  if (ts_.size() == ts_.capacity()) Grow();
-  ts_.insert(ts_.begin() + static_cast<std::ptrdiff_t>(pos), ts_ns);
-  values_.insert(values_.begin() + static_cast<std::ptrdiff_t>(pos), value_bits);
+  if (size_ == cap_) Grow();
+  std::int64_t* t = ts_data();
+  std::uint64_t* v = values_data();
+  std::memmove(t + pos + 1, t + pos, (size_ - pos) * sizeof(std::int64_t));
+  std::memmove(v + pos + 1, v + pos, (size_ - pos) * sizeof(std::uint64_t));
+  t[pos] = ts_ns;
+  v[pos] = value_bits;
+  ++size_;
   return InsertResult::kInserted;
 }
 
 void HeadBuffer::DropFront(std::size_t n, bool sealed) {
-  n = std::min(n, ts_.size());
+  n = std::min<std::size_t>(n, size_);
   if (n == 0) return;
-  if (sealed) newest_sealed_ts_ns_ = std::max(newest_sealed_ts_ns_, ts_[n - 1]);
-  ts_.erase(ts_.begin(), ts_.begin() + static_cast<std::ptrdiff_t>(n));
-  values_.erase(values_.begin(), values_.begin() + static_cast<std::ptrdiff_t>(n));
+  std::int64_t* t = ts_data();
+  std::uint64_t* v = values_data();
+  if (sealed) newest_sealed_ts_ns_ = std::max(newest_sealed_ts_ns_, t[n - 1]);
+  std::memmove(t, t + n, (size_ - n) * sizeof(std::int64_t));
+  std::memmove(v, v + n, (size_ - n) * sizeof(std::uint64_t));
+  size_ = static_cast<std::uint16_t>(size_ - n);
 }
 
 void HeadBuffer::ReleaseMemoryIfEmpty() {
-  if (!ts_.empty()) return;
-  std::vector<std::int64_t>().swap(ts_);
-  std::vector<std::uint64_t>().swap(values_);
+  if (size_ != 0) return;
+  data_.reset();
+  cap_ = 0;
 }
 
 }  // namespace ingot

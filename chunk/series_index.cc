@@ -1,12 +1,22 @@
 #include "chunk/series_index.h"
 
-#include <rocksdb/write_batch.h>
+#include <algorithm>
+#include <chrono>
+#include <cstring>
 
+#include <rocksdb/write_batch.h>
+#include <xxhash.h>
+
+#include "chunk/wal_format.h"
 #include "config/metrics.h"
 
 namespace ingot {
 
 namespace {
+
+constexpr std::uint32_t kMeasurementName = 0;
+constexpr std::uint32_t kFieldName = 1;
+constexpr std::uint32_t kMetricNameName = 2;
 
 Gauge& SeriesGauge() {
   static Gauge& g =
@@ -14,13 +24,75 @@ Gauge& SeriesGauge() {
   return g;
 }
 
+Counter& RejectedCounter(SeriesRejection r) {
+  static Counter* counters[kSeriesRejectionCount] = {};
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int i = 1; i < kSeriesRejectionCount; ++i) {
+      counters[i] = &MetricsRegistry::Default().AddCounter(
+          "ingot_series_rejected_total", "New series refused, by the limit or rule that refused them.",
+          std::string("reason=\"") + SeriesRejectionName(static_cast<SeriesRejection>(i)) + "\"");
+    }
+  });
+  return *counters[static_cast<int>(r)];
+}
+
+std::uint64_t HashKey(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
+
+std::uint64_t HashPair(std::uint32_t name, std::string_view value) {
+  return XXH3_64bits_withSeed(value.data(), value.size(), name + 1);
+}
+
+std::int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Postings in the public id type.
+std::vector<SeriesId> Widen(std::span<const std::uint32_t> ids) {
+  return std::vector<SeriesId>(ids.begin(), ids.end());
+}
+
 }  // namespace
 
-Status SeriesIndex::Load(ChunkStore& store, std::unique_ptr<SeriesIndex>* index) {
-  std::unique_ptr<SeriesIndex> idx(new SeriesIndex(store));
+const char* SeriesRejectionName(SeriesRejection r) noexcept {
+  switch (r) {
+    case SeriesRejection::kNone: return "none";
+    case SeriesRejection::kInvalidKey: return "invalid_key";
+    case SeriesRejection::kMaxSeries: return "max_series";
+    case SeriesRejection::kRate: return "rate";
+    case SeriesRejection::kLabelCount: return "label_count";
+    case SeriesRejection::kLabelBytes: return "label_bytes";
+    case SeriesRejection::kKeyBytes: return "key_bytes";
+  }
+  return "?";
+}
+
+SeriesIndex::SeriesIndex(ChunkStore& store, const LimitsOptions& limits)
+    : store_(store),
+      limits_(limits),
+      record_pages_(new std::atomic<Record*>[kRecordPages]) {
+  for (std::size_t i = 0; i < kRecordPages; ++i) record_pages_[i].store(nullptr);
+  symbol_views_.emplace_back();
+  names_.push_back(LabelName{"measurement", {}, 0});
+  names_.push_back(LabelName{"field", {}, 0});
+  names_.push_back(LabelName{kMetricName, {}, 0});
+  pairs_.emplace_back();
+  rate_tokens_ = limits_.max_new_series_per_minute;
+  rate_refilled_ns_ = SteadyNowNs();
+}
+
+SeriesIndex::~SeriesIndex() {
+  for (std::size_t i = 0; i < kRecordPages; ++i) delete[] record_pages_[i].load();
+}
+
+Status SeriesIndex::Load(ChunkStore& store, const LimitsOptions& limits,
+                         std::unique_ptr<SeriesIndex>* index) {
+  std::unique_ptr<SeriesIndex> idx(new SeriesIndex(store, limits));
   std::unique_ptr<rocksdb::Iterator> it(
       store.db()->NewIterator(rocksdb::ReadOptions(), store.series_by_id_cf()));
-  SeriesKeyParts parts;
+  std::lock_guard create(idx->create_mu_);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     const rocksdb::Slice v = it->value();
@@ -30,222 +102,522 @@ Status SeriesIndex::Load(ChunkStore& store, std::unique_ptr<SeriesIndex>* index)
                                 std::to_string(v.size()) + " bytes)");
     }
     const SeriesId sid = GetBigEndian64(reinterpret_cast<const std::uint8_t*>(k.data()));
-    std::string key(v.data() + 1, v.size() - 1);
-    INGOT_RETURN_IF_ERROR(
-        ParseSeriesKey(key, &parts).WithContext("series " + std::to_string(sid)));
-    idx->InsertLocked(std::move(key), sid, static_cast<ValueType>(v[0]), parts);
-    idx->next_sid_ = std::max(idx->next_sid_, sid + 1);
+    if (sid == kInvalidSeriesId || sid >= kRecordPages * kRecordsPerPage) {
+      return Status::Corruption("series_by_id: series id " + std::to_string(sid) +
+                                " out of range");
+    }
+    const std::string_view key(v.data() + 1, v.size() - 1);
+    SeriesRejection rejection;
+    INGOT_RETURN_IF_ERROR(idx->CreateLocked(key, HashKey(key), static_cast<ValueType>(v[0]), sid,
+                                            /*check_limits=*/false, &rejection)
+                              .WithContext("series " + std::to_string(sid)));
   }
   INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "load series index"));
-  SeriesGauge().Set(static_cast<std::int64_t>(idx->by_key_.size()));
+  idx->pending_.clear();  // loaded definitions are durable already
+  idx->first_new_sid_ = idx->next_sid_;
+  idx->durable_below_.store(idx->next_sid_);
+  SeriesGauge().Set(static_cast<std::int64_t>(idx->size()));
   *index = std::move(idx);
   return Status::OK();
 }
 
-void SeriesIndex::InsertLocked(std::string key, SeriesId sid, ValueType type,
-                               const SeriesKeyParts& parts) {
-  auto [it, inserted] = by_key_.emplace(std::move(key), Entry{sid, type});
-  if (!inserted) return;
-  if (by_id_.size() <= sid) {
-    by_id_.resize(sid + 1, nullptr);
-    type_by_id_.resize(sid + 1, ValueType::kFloat);
+const SeriesIndex::Record* SeriesIndex::RecordOf(SeriesId sid) const {
+  if (sid == kInvalidSeriesId || sid > published_.load(std::memory_order_acquire)) return nullptr;
+  const Record* page = record_pages_[sid / kRecordsPerPage].load(std::memory_order_acquire);
+  if (page == nullptr) return nullptr;
+  const Record* r = &page[sid % kRecordsPerPage];
+  return r->key == nullptr ? nullptr : r;
+}
+
+SeriesIndex::Record* SeriesIndex::MutableRecord(SeriesId sid) {
+  std::atomic<Record*>& slot = record_pages_[sid / kRecordsPerPage];
+  Record* page = slot.load(std::memory_order_relaxed);
+  if (page == nullptr) {
+    page = new Record[kRecordsPerPage];
+    slot.store(page, std::memory_order_release);
   }
-  by_id_[sid] = &it->first;
-  type_by_id_[sid] = type;
-  // Ids arrive ascending (creation order, or id order at load), so push_back keeps lists sorted.
-  by_measurement_[parts.measurement].push_back(sid);
-  by_field_[parts.field].push_back(sid);
-  for (const auto& [k, v] : parts.tags) by_tag_[k][v].push_back(sid);
+  return &page[sid % kRecordsPerPage];
 }
 
-SeriesId SeriesIndex::Find(std::string_view canonical_key, ValueType* type) const {
-  std::shared_lock lock(mu_);
-  auto it = by_key_.find(canonical_key);
-  if (it == by_key_.end()) return kInvalidSeriesId;
-  if (type != nullptr) *type = it->second.type;
-  return it->second.sid;
+SeriesId SeriesIndex::FindLocked(const Stripe& stripe, std::uint64_t hash,
+                                 std::string_view key) const {
+  return stripe.table.Find(hash, [&](std::uint32_t id) {
+    const Record* r = &record_pages_[id / kRecordsPerPage].load(
+        std::memory_order_relaxed)[id % kRecordsPerPage];
+    return std::string_view(r->key, r->key_len) == key;
+  });
 }
 
-Status SeriesIndex::Resolve(std::string_view canonical_key, ValueType type, SeriesId* sid,
-                            ValueType* stored_type) {
+SeriesId SeriesIndex::Find(std::string_view key, ValueType* type) const {
+  const std::uint64_t hash = HashKey(key);
+  const Stripe& stripe = stripes_[hash >> 60];
+  std::shared_lock lock(stripe.mu);
+  const SeriesId sid = FindLocked(stripe, hash, key);
+  if (sid != kInvalidSeriesId && type != nullptr) {
+    *type = record_pages_[sid / kRecordsPerPage].load()[sid % kRecordsPerPage].type;
+  }
+  return sid;
+}
+
+bool SeriesIndex::AllowNewSeriesLocked() {
+  if (limits_.max_new_series_per_minute == 0) return true;
+  const std::int64_t now = SteadyNowNs();
+  const double per_ns = limits_.max_new_series_per_minute / 60e9;
+  rate_tokens_ = std::min<double>(limits_.max_new_series_per_minute,
+                                  rate_tokens_ + static_cast<double>(now - rate_refilled_ns_) * per_ns);
+  rate_refilled_ns_ = now;
+  if (rate_tokens_ < 1) return false;
+  rate_tokens_ -= 1;
+  return true;
+}
+
+Status SeriesIndex::Resolve(std::string_view key, ValueType type, ResolvedSeries* out) {
+  *out = ResolvedSeries{};
+  const std::uint64_t hash = HashKey(key);
+  Stripe& stripe = stripes_[hash >> 60];
   {
-    std::shared_lock lock(mu_);
-    auto it = by_key_.find(canonical_key);
-    if (it != by_key_.end()) {
-      *sid = it->second.sid;
-      *stored_type = it->second.type;
+    std::shared_lock lock(stripe.mu);
+    const SeriesId sid = FindLocked(stripe, hash, key);
+    if (sid != kInvalidSeriesId) {
+      out->sid = sid;
+      out->type = record_pages_[sid / kRecordsPerPage].load()[sid % kRecordsPerPage].type;
+      out->definition_pending = sid >= durable_below_.load(std::memory_order_acquire);
       return Status::OK();
     }
   }
-  return ResolveMany(std::span<const std::string_view>(&canonical_key, 1),
-                     std::span<const ValueType>(&type, 1), std::span<SeriesId>(sid, 1),
-                     std::span<ValueType>(stored_type, 1));
+  std::lock_guard create(create_mu_);
+  {
+    // Another creator may have won the race; only creators change the tables, and they are
+    // serialized by create_mu_, so this answer holds until we publish.
+    std::shared_lock lock(stripe.mu);
+    const SeriesId sid = FindLocked(stripe, hash, key);
+    if (sid != kInvalidSeriesId) {
+      out->sid = sid;
+      out->type = record_pages_[sid / kRecordsPerPage].load()[sid % kRecordsPerPage].type;
+      out->definition_pending = sid >= durable_below_.load(std::memory_order_acquire);
+      return Status::OK();
+    }
+  }
+  const SeriesId sid = next_sid_;
+  INGOT_RETURN_IF_ERROR(CreateLocked(key, hash, type, sid, /*check_limits=*/true, &out->rejection));
+  out->sid = sid;
+  out->type = type;
+  out->created = true;
+  out->definition_pending = true;
+  return Status::OK();
+}
+
+Status SeriesIndex::Resolve(std::string_view key, ValueType type, SeriesId* sid,
+                            ValueType* stored_type) {
+  ResolvedSeries r;
+  Status st = Resolve(key, type, &r);
+  *sid = r.sid;
+  *stored_type = r.type;
+  return st;
 }
 
 Status SeriesIndex::ResolveMany(std::span<const std::string_view> keys,
                                 std::span<const ValueType> types, std::span<SeriesId> sids,
                                 std::span<ValueType> stored_types) {
-  const std::size_t n = keys.size();
-  std::vector<std::size_t> missing;
-  {
-    std::shared_lock lock(mu_);
-    for (std::size_t i = 0; i < n; ++i) {
-      auto it = by_key_.find(keys[i]);
-      if (it == by_key_.end()) {
-        missing.push_back(i);
-      } else {
-        sids[i] = it->second.sid;
-        stored_types[i] = it->second.type;
-      }
-    }
-  }
-  if (missing.empty()) return Status::OK();
-
-  std::lock_guard create(create_mu_);
-  // Another creator may have won the race since the shared lookup; only creators change by_key_
-  // and they are serialized by create_mu_, so this re-check is stable until we publish.
-  struct NewSeries {
-    std::size_t input;
-    SeriesKeyParts parts;
-  };
-  std::vector<NewSeries> fresh;
-  rocksdb::WriteBatch batch;
-  {
-    std::shared_lock lock(mu_);
-    for (std::size_t i : missing) {
-      auto it = by_key_.find(keys[i]);
-      if (it != by_key_.end()) {
-        sids[i] = it->second.sid;
-        stored_types[i] = it->second.type;
-        continue;
-      }
-      // The same new key twice in one batch: the first occurrence creates it.
-      bool duplicate = false;
-      for (const NewSeries& f : fresh) {
-        if (keys[f.input] == keys[i]) {
-          sids[i] = sids[f.input];
-          stored_types[i] = stored_types[f.input];
-          duplicate = true;
-          break;
-        }
-      }
-      if (duplicate) continue;
-      NewSeries f{i, {}};
-      INGOT_RETURN_IF_ERROR(ParseSeriesKey(keys[i], &f.parts));
-      const SeriesId sid = next_sid_ + fresh.size();
-      sids[i] = sid;
-      stored_types[i] = types[i];
-      std::uint8_t id_bytes[9];
-      PutBigEndian64(sid, id_bytes);
-      id_bytes[8] = static_cast<std::uint8_t>(types[i]);
-      std::string by_id_value;
-      by_id_value.reserve(keys[i].size() + 1);
-      by_id_value.push_back(static_cast<char>(types[i]));
-      by_id_value.append(keys[i]);
-      batch.Put(store_.series_cf(), rocksdb::Slice(keys[i].data(), keys[i].size()),
-                rocksdb::Slice(reinterpret_cast<const char*>(id_bytes), 9));
-      batch.Put(store_.series_by_id_cf(),
-                rocksdb::Slice(reinterpret_cast<const char*>(id_bytes), 8), by_id_value);
-      fresh.push_back(std::move(f));
-    }
-  }
-  if (fresh.empty()) return Status::OK();
-  rocksdb::WriteOptions wo;
-  wo.sync = true;  // a series exists before any of its points is acknowledged
-  INGOT_RETURN_IF_ERROR(FromRocks(store_.db()->Write(wo, &batch), "create series"));
-  {
-    std::unique_lock lock(mu_);
-    for (NewSeries& f : fresh) {
-      InsertLocked(std::string(keys[f.input]), sids[f.input], types[f.input], f.parts);
-    }
-    next_sid_ += fresh.size();
-    SeriesGauge().Set(static_cast<std::int64_t>(by_key_.size()));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    INGOT_RETURN_IF_ERROR(Resolve(keys[i], types[i], &sids[i], &stored_types[i]));
   }
   return Status::OK();
 }
 
-Status SeriesIndex::Lookup(SeriesId sid, std::string* canonical_key, ValueType* type) const {
-  std::shared_lock lock(mu_);
-  if (sid >= by_id_.size() || by_id_[sid] == nullptr) {
-    return Status::NotFound("series id " + std::to_string(sid) + " unknown");
+Status SeriesIndex::CreateLocked(std::string_view key, std::uint64_t hash, ValueType type,
+                                 SeriesId sid, bool check_limits, SeriesRejection* rejection) {
+  *rejection = SeriesRejection::kNone;
+  auto refuse = [&](SeriesRejection why, Status st) {
+    *rejection = why;
+    if (check_limits) RejectedCounter(why).Add();
+    return st;
+  };
+  if (check_limits && key.size() > limits_.max_series_key_bytes) {
+    return refuse(SeriesRejection::kKeyBytes,
+                  Status::InvalidArgument("series key of " + std::to_string(key.size()) +
+                                          " bytes exceeds limits.max_series_key_bytes = " +
+                                          std::to_string(limits_.max_series_key_bytes)));
   }
-  if (canonical_key != nullptr) *canonical_key = *by_id_[sid];
-  if (type != nullptr) *type = type_by_id_[sid];
+  SeriesKeyParts parts;
+  Status parsed = ParseSeriesKey(key, &parts);
+  if (!parsed.ok()) return refuse(SeriesRejection::kInvalidKey, parsed);
+  if (check_limits) {
+    for (const auto& [k, v] : parts.tags) {
+      if (k == kMetricName) {
+        return refuse(SeriesRejection::kInvalidKey,
+                      Status::InvalidArgument("tag key __name__ is reserved for the metric name"));
+      }
+    }
+    if (parts.tags.size() + 1 > limits_.max_labels_per_series) {
+      return refuse(SeriesRejection::kLabelCount,
+                    Status::InvalidArgument(
+                        std::to_string(parts.tags.size() + 1) +
+                        " labels (tags plus the metric name) exceed "
+                        "limits.max_labels_per_series = " +
+                        std::to_string(limits_.max_labels_per_series)));
+    }
+    std::size_t longest = std::max(parts.measurement.size(), parts.field.size());
+    for (const auto& [k, v] : parts.tags) longest = std::max({longest, k.size(), v.size()});
+    if (longest > limits_.max_label_bytes) {
+      return refuse(SeriesRejection::kLabelBytes,
+                    Status::InvalidArgument("a label name or value of " + std::to_string(longest) +
+                                            " bytes exceeds limits.max_label_bytes = " +
+                                            std::to_string(limits_.max_label_bytes)));
+    }
+    if (limits_.max_series != 0 && size() >= limits_.max_series) {
+      return refuse(SeriesRejection::kMaxSeries,
+                    Status::Busy("the node holds limits.max_series = " +
+                                 std::to_string(limits_.max_series) + " series"));
+    }
+    if (!AllowNewSeriesLocked()) {
+      return refuse(SeriesRejection::kRate,
+                    Status::Busy("more than limits.max_new_series_per_minute = " +
+                                 std::to_string(limits_.max_new_series_per_minute) +
+                                 " new series in the last minute"));
+    }
+  }
+  if (sid >= kRecordPages * kRecordsPerPage) {
+    return refuse(SeriesRejection::kMaxSeries,
+                  Status::Busy("series id space exhausted at " + std::to_string(sid)));
+  }
+  const std::string_view stored = keys_.Add(key);
+  Record* r = MutableRecord(sid);
+  r->key = stored.data();
+  r->key_len = static_cast<std::uint32_t>(stored.size());
+  r->type = type;
+  {
+    Stripe& stripe = stripes_[hash >> 60];
+    std::unique_lock lock(stripe.mu);
+    stripe.table.Insert(hash, static_cast<std::uint32_t>(sid));
+  }
+  {
+    std::unique_lock lock(mu_);
+    const auto id = static_cast<std::uint32_t>(sid);
+    AddPostingLocked(kMeasurementName, parts.measurement, id);
+    AddPostingLocked(kFieldName, parts.field, id);
+    std::string metric;
+    metric.reserve(parts.measurement.size() + 1 + parts.field.size());
+    metric.append(parts.measurement).append("_").append(parts.field);
+    AddPostingLocked(kMetricNameName, metric, id);
+    for (const auto& [k, v] : parts.tags) AddPostingLocked(NameIndexLocked(k), v, id);
+  }
+  next_sid_ = std::max(next_sid_, sid + 1);
+  if (sid > published_.load(std::memory_order_relaxed)) {
+    published_.store(sid, std::memory_order_release);
+  }
+  count_.fetch_add(1, std::memory_order_relaxed);
+  pending_.push_back(static_cast<std::uint32_t>(sid));
+  SeriesGauge().Set(static_cast<std::int64_t>(size()));
   return Status::OK();
+}
+
+std::uint32_t SeriesIndex::InternLocked(std::string_view s) {
+  const std::uint64_t hash = HashKey(s);
+  std::uint32_t id =
+      symbol_table_.Find(hash, [&](std::uint32_t i) { return symbol_views_[i] == s; });
+  if (id == 0) {
+    id = static_cast<std::uint32_t>(symbol_views_.size());
+    symbol_views_.push_back(symbols_.Add(s));
+    symbol_table_.Insert(hash, id);
+  }
+  return id;
+}
+
+std::uint32_t SeriesIndex::NameIndexLocked(std::string_view name) {
+  auto it = tag_names_.find(name);
+  if (it != tag_names_.end()) return it->second;
+  const std::string_view interned = symbol_views_[InternLocked(name)];
+  const auto index = static_cast<std::uint32_t>(names_.size());
+  names_.push_back(LabelName{interned, {}, 0});
+  tag_names_.emplace(interned, index);
+  return index;
+}
+
+void SeriesIndex::AddPostingLocked(std::uint32_t name, std::string_view value, std::uint32_t sid) {
+  const std::uint64_t hash = HashPair(name, value);
+  std::uint32_t pair = pair_table_.Find(hash, [&](std::uint32_t p) {
+    return pairs_[p].name == name && ValueOf(pairs_[p]) == value;
+  });
+  if (pair == 0) {
+    pair = static_cast<std::uint32_t>(pairs_.size());
+    pairs_.push_back(Pair{name, InternLocked(value), PostingList()});
+    pair_table_.Insert(hash, pair);
+    names_[name].pairs.push_back(pair);
+  }
+  pairs_[pair].ids.Add(sid);
+  names_[name].series++;
+}
+
+Status SeriesIndex::Lookup(SeriesId sid, std::string* canonical_key, ValueType* type) const {
+  const Record* r = RecordOf(sid);
+  if (r == nullptr) return Status::NotFound("series id " + std::to_string(sid) + " unknown");
+  if (canonical_key != nullptr) canonical_key->assign(r->key, r->key_len);
+  if (type != nullptr) *type = r->type;
+  return Status::OK();
+}
+
+std::string_view SeriesIndex::KeyOf(SeriesId sid, ValueType* type) const {
+  const Record* r = RecordOf(sid);
+  if (r == nullptr) return {};
+  if (type != nullptr) *type = r->type;
+  return {r->key, r->key_len};
+}
+
+void SeriesIndex::AppendDefinition(SeriesId sid, std::vector<std::uint8_t>* out) const {
+  ValueType type = ValueType::kFloat;
+  const std::string_view key = KeyOf(sid, &type);
+  const std::size_t at = out->size();
+  out->resize(at + kWalDefinitionHeaderBytes + key.size());
+  std::uint8_t* p = out->data() + at;
+  const auto len = static_cast<std::uint32_t>(key.size());
+  std::memcpy(p, &sid, 8);
+  p[8] = static_cast<std::uint8_t>(type);
+  std::memcpy(p + 9, &len, 4);
+  if (!key.empty()) std::memcpy(p + kWalDefinitionHeaderBytes, key.data(), key.size());
+}
+
+Status SeriesIndex::ForEachDefinition(
+    std::span<const std::uint8_t> bytes,
+    const std::function<Status(SeriesId, ValueType, std::string_view)>& fn) {
+  std::size_t pos = 0;
+  while (pos < bytes.size()) {
+    if (bytes.size() - pos < kWalDefinitionHeaderBytes) {
+      return Status::Corruption("series definition header truncated at byte " +
+                                std::to_string(pos) + " of " + std::to_string(bytes.size()));
+    }
+    SeriesId sid;
+    std::uint32_t len;
+    std::memcpy(&sid, bytes.data() + pos, 8);
+    const std::uint8_t type = bytes[pos + 8];
+    std::memcpy(&len, bytes.data() + pos + 9, 4);
+    pos += kWalDefinitionHeaderBytes;
+    if (type >= kValueTypeCount || sid == kInvalidSeriesId || len > bytes.size() - pos) {
+      return Status::Corruption("series definition of id " + std::to_string(sid) + ": type " +
+                                std::to_string(type) + ", key of " + std::to_string(len) +
+                                " bytes with " + std::to_string(bytes.size() - pos) + " left");
+    }
+    INGOT_RETURN_IF_ERROR(fn(sid, static_cast<ValueType>(type),
+                             std::string_view(reinterpret_cast<const char*>(bytes.data() + pos), len)));
+    pos += len;
+  }
+  return Status::OK();
+}
+
+Status SeriesIndex::Restore(SeriesId sid, ValueType type, std::string_view key) {
+  std::lock_guard create(create_mu_);
+  const std::uint64_t hash = HashKey(key);
+  SeriesId known;
+  {
+    std::shared_lock lock(stripes_[hash >> 60].mu);
+    known = FindLocked(stripes_[hash >> 60], hash, key);
+  }
+  if (known == sid) return Status::OK();
+  if (known != kInvalidSeriesId) {
+    return Status::Corruption("WAL defines series " + std::to_string(sid) + " as '" +
+                              std::string(key) + "', which the index holds as series " +
+                              std::to_string(known));
+  }
+  if (sid >= kRecordPages * kRecordsPerPage) {
+    return Status::Corruption("WAL defines series id " + std::to_string(sid) + ", out of range");
+  }
+  if (RecordOf(sid) != nullptr) {
+    return Status::Corruption("WAL defines series " + std::to_string(sid) + " as '" +
+                              std::string(key) + "', but that id has another key");
+  }
+  SeriesRejection rejection;
+  return CreateLocked(key, hash, type, sid, /*check_limits=*/false, &rejection);
+}
+
+Status SeriesIndex::FlushDefinitions(bool sync) {
+  std::lock_guard flush(flush_mu_);
+  std::vector<std::uint32_t> ids;
+  SeriesId watermark;
+  {
+    std::lock_guard create(create_mu_);
+    ids.swap(pending_);
+    watermark = next_sid_;
+  }
+  if (ids.empty() && (!sync || durable_below_.load() >= watermark)) return Status::OK();
+  rocksdb::WriteBatch batch;
+  std::string value;
+  for (std::uint32_t id : ids) {
+    ValueType type = ValueType::kFloat;
+    const std::string_view key = KeyOf(id, &type);
+    std::uint8_t id_bytes[8];
+    PutBigEndian64(id, id_bytes);
+    value.assign(1, static_cast<char>(type));
+    value.append(key);
+    batch.Put(store_.series_by_id_cf(), rocksdb::Slice(reinterpret_cast<const char*>(id_bytes), 8),
+              value);
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = sync;
+  // An empty batch still syncs what earlier unsynced flushes wrote.
+  Status st = ids.empty() ? FromRocks(store_.db()->FlushWAL(/*sync=*/true), "sync series definitions")
+                          : FromRocks(store_.db()->Write(wo, &batch), "write series definitions");
+  if (!st.ok()) {
+    // Keep them pending: the WAL still holds them, and the next flush retries.
+    std::lock_guard create(create_mu_);
+    pending_.insert(pending_.begin(), ids.begin(), ids.end());
+    return st;
+  }
+  if (sync) durable_below_.store(watermark, std::memory_order_release);
+  return Status::OK();
+}
+
+std::size_t SeriesIndex::pending_definitions() const {
+  std::lock_guard create(const_cast<std::mutex&>(create_mu_));
+  return pending_.size();
+}
+
+const SeriesIndex::LabelName* SeriesIndex::FindName(std::string_view name) const {
+  if (name == kMetricName) return &names_[kMetricNameName];
+  auto it = tag_names_.find(name);
+  return it == tag_names_.end() ? nullptr : &names_[it->second];
+}
+
+std::vector<SeriesId> SeriesIndex::PostingsCopy(std::uint32_t name, std::string_view value) const {
+  const std::uint32_t pair = pair_table_.Find(HashPair(name, value), [&](std::uint32_t p) {
+    return pairs_[p].name == name && ValueOf(pairs_[p]) == value;
+  });
+  return pair == 0 ? std::vector<SeriesId>{} : Widen(pairs_[pair].ids.ids());
+}
+
+std::vector<std::string> SeriesIndex::ValuesOf(std::uint32_t name) const {
+  std::vector<std::string> out;
+  out.reserve(names_[name].pairs.size());
+  for (std::uint32_t p : names_[name].pairs) out.emplace_back(ValueOf(pairs_[p]));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::vector<SeriesId> SeriesIndex::ByMeasurement(std::string_view measurement) const {
   std::shared_lock lock(mu_);
-  auto it = by_measurement_.find(measurement);
-  return it == by_measurement_.end() ? IdList{} : it->second;
+  return PostingsCopy(kMeasurementName, measurement);
 }
 
 std::vector<SeriesId> SeriesIndex::ByField(std::string_view field) const {
   std::shared_lock lock(mu_);
-  auto it = by_field_.find(field);
-  return it == by_field_.end() ? IdList{} : it->second;
+  return PostingsCopy(kFieldName, field);
 }
 
 std::vector<SeriesId> SeriesIndex::ByTag(std::string_view key, std::string_view value) const {
   std::shared_lock lock(mu_);
-  auto k = by_tag_.find(key);
-  if (k == by_tag_.end()) return {};
-  auto v = k->second.find(value);
-  return v == k->second.end() ? IdList{} : v->second;
+  if (key == kMetricName) return PostingsCopy(kMetricNameName, value);
+  auto it = tag_names_.find(key);
+  return it == tag_names_.end() ? std::vector<SeriesId>{} : PostingsCopy(it->second, value);
 }
 
 std::vector<SeriesId> SeriesIndex::AllSeries() const {
-  std::shared_lock lock(mu_);
   std::vector<SeriesId> out;
-  out.reserve(by_key_.size());
-  for (SeriesId sid = 1; sid < by_id_.size(); ++sid) {
-    if (by_id_[sid] != nullptr) out.push_back(sid);
+  out.reserve(size());
+  const SeriesId last = max_sid();
+  for (SeriesId sid = 1; sid <= last; ++sid) {
+    if (RecordOf(sid) != nullptr) out.push_back(sid);
   }
   return out;
 }
 
 std::vector<std::string> SeriesIndex::Measurements() const {
   std::shared_lock lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [name, ids] : by_measurement_) out.push_back(name);
-  return out;
+  return ValuesOf(kMeasurementName);
 }
 
 std::vector<std::string> SeriesIndex::Fields() const {
   std::shared_lock lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [name, ids] : by_field_) out.push_back(name);
-  return out;
+  return ValuesOf(kFieldName);
 }
 
 std::vector<std::string> SeriesIndex::TagKeys() const {
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [name, values] : by_tag_) out.push_back(name);
+  out.reserve(tag_names_.size());
+  for (const auto& [name, index] : tag_names_) out.emplace_back(name);
+  std::sort(out.begin(), out.end());
   return out;
 }
 
 std::vector<std::string> SeriesIndex::TagValues(std::string_view key) const {
   std::shared_lock lock(mu_);
-  std::vector<std::string> out;
-  auto k = by_tag_.find(key);
-  if (k == by_tag_.end()) return out;
-  for (const auto& [value, ids] : k->second) out.push_back(value);
-  return out;
+  if (key == kMetricName) return ValuesOf(kMetricNameName);
+  auto it = tag_names_.find(key);
+  return it == tag_names_.end() ? std::vector<std::string>{} : ValuesOf(it->second);
 }
 
 void SeriesIndex::ForEachTagValue(
     std::string_view key,
-    const std::function<void(std::string_view, std::span<const SeriesId>)>& fn) const {
+    const std::function<void(std::string_view, std::span<const std::uint32_t>)>& fn) const {
   std::shared_lock lock(mu_);
-  auto k = by_tag_.find(key);
-  if (k == by_tag_.end()) return;
-  for (const auto& [value, ids] : k->second) fn(value, ids);
+  const LabelName* name = FindName(key);
+  if (name == nullptr) return;
+  for (std::uint32_t p : name->pairs) fn(ValueOf(pairs_[p]), pairs_[p].ids.ids());
 }
 
-std::size_t SeriesIndex::size() const {
+IndexStats SeriesIndex::Stats(std::size_t top_n) const {
+  IndexStats stats;
+  stats.series = size();
+  auto top = [top_n](std::vector<IndexStats::Entry>* v) {
+    const std::size_t n = std::min(top_n, v->size());
+    std::partial_sort(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(n), v->end(),
+                      [](const IndexStats::Entry& a, const IndexStats::Entry& b) {
+                        return a.value != b.value ? a.value > b.value : a.name < b.name;
+                      });
+    v->resize(n);
+  };
   std::shared_lock lock(mu_);
-  return by_key_.size();
+  stats.label_pairs = pairs_.size() - 1;
+  // Bounded work per entry kind: a top-N over every pair keeps at most top_n candidates.
+  for (std::uint32_t p : names_[kMetricNameName].pairs) {
+    stats.series_by_metric.push_back({std::string(ValueOf(pairs_[p])), pairs_[p].ids.size()});
+  }
+  std::vector<IndexStats::Entry> pairs;
+  for (const auto& [name, index] : tag_names_) {
+    const LabelName& ln = names_[index];
+    stats.series_by_label.push_back({std::string(name), ln.series});
+    stats.values_by_label.push_back({std::string(name), ln.pairs.size()});
+    std::uint64_t bytes = 0;
+    for (std::uint32_t p : ln.pairs) {
+      bytes += ValueOf(pairs_[p]).size();
+      const std::uint64_t n = pairs_[p].ids.size();
+      if (pairs.size() >= top_n * 4 + 16) {
+        top(&pairs);
+        if (!pairs.empty() && n < pairs.back().value) continue;
+      }
+      pairs.push_back({std::string(name) + "=" + std::string(ValueOf(pairs_[p])), n});
+    }
+    stats.memory_bytes_by_label.push_back({std::string(name), bytes});
+  }
+  stats.series_by_label.push_back({std::string(kMetricName), names_[kMetricNameName].series});
+  stats.values_by_label.push_back(
+      {std::string(kMetricName), names_[kMetricNameName].pairs.size()});
+  top(&stats.series_by_metric);
+  top(&stats.series_by_label);
+  top(&stats.values_by_label);
+  top(&stats.memory_bytes_by_label);
+  top(&pairs);
+  stats.series_by_pair = std::move(pairs);
+  return stats;
+}
+
+std::size_t SeriesIndex::memory_bytes() const {
+  std::size_t bytes = 0;
+  {
+    std::lock_guard create(const_cast<std::mutex&>(create_mu_));
+    bytes += keys_.bytes_reserved() + pending_.capacity() * 4;
+    const SeriesId last = next_sid_;
+    bytes += (last / kRecordsPerPage + 1) * kRecordsPerPage * sizeof(Record);
+  }
+  for (const Stripe& s : stripes_) {
+    std::shared_lock lock(s.mu);
+    bytes += s.table.heap_bytes();
+  }
+  std::shared_lock lock(mu_);
+  bytes += symbols_.bytes_reserved() + symbol_views_.size() * sizeof(std::string_view) +
+           symbol_table_.heap_bytes() + pair_table_.heap_bytes() + pairs_.size() * sizeof(Pair);
+  for (const LabelName& n : names_) bytes += n.pairs.capacity() * 4;
+  for (const Pair& p : pairs_) bytes += p.ids.heap_bytes();
+  return bytes;
 }
 
 }  // namespace ingot

@@ -1,17 +1,33 @@
-// SeriesIndex: canonical series key <-> series id, and the inverted index used by selectors.
+// SeriesIndex: canonical series key <-> series id, the label postings used by selectors, and the
+// series limits. One compact in-memory copy serves ingest and query alike.
 //
-// Both directions are persisted in the `series` and `series_by_id` column families and loaded into
-// memory by Load(). Ids are dense (1, 2, 3, ... in creation order), so every id list returned here
-// is sorted ascending and lists can be intersected by a linear merge.
+// Memory (the node's cost per series): a series is its canonical key once, in an arena, a 16-byte
+// record (key view, type) and a 12-byte hash slot; label names and values are interned once each,
+// and every label pair owns one PostingList (the ascending ids carrying it, the first id inline).
+// Nothing is kept per series in any other module: readers describe a series from its key.
 //
-// Thread safety: thread-safe. Lookups take a shared lock; creating a series takes a creation
-// mutex (one creator at a time, the synced RocksDB write happens outside the shared lock so
-// lookups proceed) and then briefly the exclusive lock to publish it.
+// Durability: creating a series is in memory only, and cheap. Its definition (id, type, key) is
+// logged by the caller together with the series' points in the shard WAL (AppendDefinition),
+// and FlushDefinitions() later writes the definitions created since the last flush to the
+// `series_by_id` family in one write (Storage does it in the background and before a checkpoint
+// deletes WAL segments). Recovery restores definitions that the family lacks from the WAL
+// (Restore). A series whose definition is not yet flushed is "pending": every writer that starts
+// using it logs the definition with its first batch, so an acknowledged point is never durable
+// without its series' definition ahead of it in the same WAL.
+//
+// Ids are dense (1, 2, 3, ... in creation order; a crash may leave gaps), so postings are sorted
+// ascending and intersect by a linear merge.
+//
+// Thread safety: thread-safe. Lookups of existing keys take a shared lock on one of 16 stripes;
+// creators are serialized by a creation mutex and take the stripe and the postings lock
+// exclusively only to publish. Postings and label queries take the postings lock shared.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -22,88 +38,210 @@
 #include <vector>
 
 #include "chunk/chunk_store.h"
+#include "chunk/id_hash_table.h"
+#include "chunk/posting_list.h"
 #include "chunk/series_key.h"
+#include "chunk/string_arena.h"
+#include "config/options.h"
 #include "config/status.h"
 
 namespace ingot {
 
+// Why a new series was refused (kNone when it was not).
+enum class SeriesRejection : std::uint8_t {
+  kNone = 0,
+  kInvalidKey,   // the key does not parse, or uses the reserved label name __name__
+  kMaxSeries,    // limits.max_series reached
+  kRate,         // limits.max_new_series_per_minute reached
+  kLabelCount,   // more than limits.max_labels_per_series labels
+  kLabelBytes,   // a name or value longer than limits.max_label_bytes
+  kKeyBytes,     // the whole key longer than limits.max_series_key_bytes
+};
+inline constexpr int kSeriesRejectionCount = 7;
+// "invalid_key", "max_series", ... (metric label values).
+const char* SeriesRejectionName(SeriesRejection r) noexcept;
+
+struct ResolvedSeries {
+  SeriesId sid = kInvalidSeriesId;
+  ValueType type = ValueType::kFloat;  // the stored type; the caller rejects a different one
+  bool created = false;                // this call created the series
+  // The definition is not flushed yet: the caller logs it (AppendDefinition) ahead of the
+  // series' first point in the WAL of the series' shard.
+  bool definition_pending = false;
+  SeriesRejection rejection = SeriesRejection::kNone;
+};
+
+// Top entries for /api/v1/status/tsdb.
+struct IndexStats {
+  struct Entry {
+    std::string name;
+    std::uint64_t value = 0;
+  };
+  std::uint64_t series = 0;
+  std::uint64_t label_pairs = 0;
+  std::vector<Entry> series_by_metric;        // metric name -> series
+  std::vector<Entry> series_by_label;         // label name -> series carrying it
+  std::vector<Entry> values_by_label;         // label name -> distinct values
+  std::vector<Entry> series_by_pair;          // "name=value" -> series
+  std::vector<Entry> memory_bytes_by_label;   // label name -> bytes of its values
+};
+
 class SeriesIndex {
  public:
+  // The label name under which metric names (`<measurement>_<field>`) are indexed.
+  static constexpr std::string_view kMetricName = "__name__";
+
   // Loads every series from `store`, which must outlive the index.
-  static Status Load(ChunkStore& store, std::unique_ptr<SeriesIndex>* index);
+  static Status Load(ChunkStore& store, const LimitsOptions& limits,
+                     std::unique_ptr<SeriesIndex>* index);
+  static Status Load(ChunkStore& store, std::unique_ptr<SeriesIndex>* index) {
+    return Load(store, LimitsOptions{}, index);
+  }
+  ~SeriesIndex();
 
   SeriesIndex(const SeriesIndex&) = delete;
   SeriesIndex& operator=(const SeriesIndex&) = delete;
 
-  // Gets or creates the series of `canonical_key` (built by BuildSeriesKey). A new series gets
-  // `type` and is durable (synced RocksDB write) before this returns. `*stored_type` is the type the
-  // series was created with: if it differs from `type` the caller must reject the point.
-  // InvalidArgument if the key does not parse.
+  // Gets or creates the series of `canonical_key` (built by BuildSeriesKey). A refused new series
+  // returns a non-OK status naming the limit (InvalidArgument for a bad key or a size limit, Busy
+  // for the count and rate limits) with `out->rejection` saying which.
+  Status Resolve(std::string_view canonical_key, ValueType type, ResolvedSeries* out);
+  // Convenience form for callers that log nothing (benchmarks, tests).
   Status Resolve(std::string_view canonical_key, ValueType type, SeriesId* sid,
                  ValueType* stored_type);
-
-  // Resolve for many keys at once: every missing series is created in one synced write, so a
-  // batch of new series costs one fsync. REQUIRES: all spans of equal size.
+  // Resolve for many keys. REQUIRES: all spans of equal size.
   Status ResolveMany(std::span<const std::string_view> canonical_keys,
                      std::span<const ValueType> types, std::span<SeriesId> sids,
                      std::span<ValueType> stored_types);
 
   // NotFound for an unknown id.
   Status Lookup(SeriesId sid, std::string* canonical_key, ValueType* type) const;
+  // The key of `sid`, valid as long as the index; empty for an unknown id.
+  std::string_view KeyOf(SeriesId sid, ValueType* type = nullptr) const;
   // kInvalidSeriesId when absent; never creates.
   SeriesId Find(std::string_view canonical_key, ValueType* type = nullptr) const;
 
-  // Inverted index (copies; sorted ascending ids).
+  // --- durability of definitions (see the file comment) ---
+  // Appends the WAL form of `sid`'s definition to `out`. REQUIRES: sid known.
+  void AppendDefinition(SeriesId sid, std::vector<std::uint8_t>* out) const;
+  // Parses definitions written by AppendDefinition, calling fn for each; Corruption if malformed.
+  static Status ForEachDefinition(
+      std::span<const std::uint8_t> bytes,
+      const std::function<Status(SeriesId, ValueType, std::string_view key)>& fn);
+  // Recovery: adds the definition if the index lacks it (it is then flushed like a new one). A key
+  // already known under another id, or an id already used by another key, is Corruption.
+  Status Restore(SeriesId sid, ValueType type, std::string_view canonical_key);
+  // Writes the definitions not yet flushed to the store in one write (synced when `sync`).
+  Status FlushDefinitions(bool sync);
+  // Definitions created and not yet flushed.
+  std::size_t pending_definitions() const;
+  // Series with ids at or above this were created by this process (no chunk exists for them).
+  SeriesId first_new_sid() const { return first_new_sid_; }
+
+  // --- postings (sorted ascending ids) ---
   std::vector<SeriesId> ByMeasurement(std::string_view measurement) const;
-  std::vector<SeriesId> ByTag(std::string_view key, std::string_view value) const;
   std::vector<SeriesId> ByField(std::string_view field) const;
+  // `key` is a tag key, or kMetricName for metric names.
+  std::vector<SeriesId> ByTag(std::string_view key, std::string_view value) const;
   std::vector<SeriesId> AllSeries() const;
 
   // Sorted names.
   std::vector<std::string> Measurements() const;
   std::vector<std::string> Fields() const;
+  // Tag keys in use (kMetricName not included).
   std::vector<std::string> TagKeys() const;
+  // Values of tag `key`, or metric names for kMetricName.
   std::vector<std::string> TagValues(std::string_view key) const;
 
-  // Calls fn(value, ids) for every value of tag `key` (e.g. for regex matching), in value order,
-  // under the shared lock: `fn` must not call back into the index. The views are valid during the
-  // call only.
+  // Calls fn(value, ids) for every value of `key` (a tag key or kMetricName), in no particular
+  // order, under the shared lock: `fn` must not call back into the index. Views are valid during
+  // the call only.
   void ForEachTagValue(
       std::string_view key,
-      const std::function<void(std::string_view value, std::span<const SeriesId> ids)>& fn) const;
+      const std::function<void(std::string_view value, std::span<const std::uint32_t> ids)>& fn)
+      const;
 
-  std::size_t size() const;
+  IndexStats Stats(std::size_t top_n) const;
+
+  std::size_t size() const { return count_.load(std::memory_order_relaxed); }
+  // Highest id handed out so far (ids may have gaps after a crash).
+  SeriesId max_sid() const { return published_.load(std::memory_order_acquire); }
+  // Heap bytes held by the index (arenas, tables, postings), for the memory gauge.
+  std::size_t memory_bytes() const;
 
  private:
-  struct Entry {
-    SeriesId sid;
-    ValueType type;
+  struct Record {
+    const char* key = nullptr;  // in keys_ (arena)
+    std::uint32_t key_len = 0;
+    ValueType type = ValueType::kFloat;
   };
-  struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
-  using IdList = std::vector<SeriesId>;
-  template <typename V>
-  using NameMap = std::map<std::string, V, std::less<>>;
+  static constexpr std::size_t kRecordsPerPage = 1 << 16;
+  static constexpr std::size_t kRecordPages = 1 << 15;  // 2^31 series
+  static constexpr int kStripes = 16;
 
-  explicit SeriesIndex(ChunkStore& store) : store_(store) {}
+  struct Stripe {
+    mutable std::shared_mutex mu;
+    IdHashTable table;
+  };
+  // One label name (or the measurement / field / metric-name dimension) and its values.
+  struct LabelName {
+    std::string_view name;
+    std::vector<std::uint32_t> pairs;  // indexes into pairs_, in creation order
+    std::uint64_t series = 0;          // series carrying this name
+  };
+  struct Pair {
+    std::uint32_t name = 0;   // index into names_
+    std::uint32_t value = 0;  // symbol id
+    PostingList ids;
+  };
+
+  SeriesIndex(ChunkStore& store, const LimitsOptions& limits);
+
+  const Record* RecordOf(SeriesId sid) const;
+  Record* MutableRecord(SeriesId sid);
+  SeriesId FindLocked(const Stripe& stripe, std::uint64_t hash, std::string_view key) const;
+  // REQUIRES: create_mu_ held. Checks limits (unless restoring) and publishes the series.
+  Status CreateLocked(std::string_view key, std::uint64_t hash, ValueType type, SeriesId sid,
+                      bool check_limits, SeriesRejection* rejection);
   // REQUIRES: mu_ held exclusively.
-  void InsertLocked(std::string key, SeriesId sid, ValueType type, const SeriesKeyParts& parts);
+  std::uint32_t NameIndexLocked(std::string_view name);
+  void AddPostingLocked(std::uint32_t name, std::string_view value, std::uint32_t sid);
+  // Returns the symbol id of `s`, adding it when new.
+  std::uint32_t InternLocked(std::string_view s);
+  std::string_view ValueOf(const Pair& p) const { return symbol_views_[p.value]; }
+  // REQUIRES: mu_ held (shared is enough).
+  const LabelName* FindName(std::string_view name) const;
+  std::vector<SeriesId> PostingsCopy(std::uint32_t name, std::string_view value) const;
+  std::vector<std::string> ValuesOf(std::uint32_t name) const;
+  bool AllowNewSeriesLocked();
 
   ChunkStore& store_;
-  std::mutex create_mu_;             // serializes creators (and next_sid_)
-  mutable std::shared_mutex mu_;     // guards everything below
-  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> by_key_;
-  // by_id_[sid] points at the key stored in by_key_ (node-based map: stable addresses).
-  std::vector<const std::string*> by_id_;
-  std::vector<ValueType> type_by_id_;
-  NameMap<IdList> by_measurement_;
-  NameMap<IdList> by_field_;
-  NameMap<NameMap<IdList>> by_tag_;
+  const LimitsOptions limits_;
+
+  std::mutex create_mu_;  // serializes creators, Restore and the pending list
+  StringArena keys_;      // canonical keys (written under create_mu_)
+  std::unique_ptr<std::atomic<Record*>[]> record_pages_;
+  std::atomic<SeriesId> published_{0};
+  std::atomic<std::size_t> count_{0};
   SeriesId next_sid_ = 1;
+  SeriesId first_new_sid_ = 1;
+  std::vector<std::uint32_t> pending_;  // ids created since the last flush
+  std::atomic<SeriesId> durable_below_{1};
+  std::mutex flush_mu_;
+  // Token bucket of the new-series rate limit.
+  double rate_tokens_ = 0;
+  std::int64_t rate_refilled_ns_ = 0;
+
+  Stripe stripes_[kStripes];
+
+  mutable std::shared_mutex mu_;  // guards everything below
+  StringArena symbols_;
+  std::deque<std::string_view> symbol_views_;  // by symbol id; [0] unused
+  IdHashTable symbol_table_;
+  std::deque<LabelName> names_;   // [0] measurement, [1] field, [2] metric name, then tag keys
+  std::unordered_map<std::string_view, std::uint32_t> tag_names_;
+  std::deque<Pair> pairs_;        // [0] unused
+  IdHashTable pair_table_;
 };
 
 }  // namespace ingot

@@ -20,14 +20,22 @@ std::int64_t SteadyNowNs() {
       .count();
 }
 
-void EncodePoints(std::span<const PointRecord> batch, std::vector<std::uint8_t>* out) {
-  out->resize(kWalPointsHeaderBytes + batch.size() * kWalPointBytes);
+void EncodePoints(std::span<const PointRecord> batch, std::span<const std::uint8_t> definitions,
+                  std::vector<std::uint8_t>* out) {
+  const std::size_t header =
+      definitions.empty() ? kWalPointsHeaderBytes : kWalBatchHeaderBytes + definitions.size();
+  out->resize(header + batch.size() * kWalPointBytes);
   std::uint8_t* p = out->data();
-  p[0] = kWalPointsRecord;
+  p[0] = definitions.empty() ? kWalPointsRecord : kWalBatchRecord;
   p[1] = p[2] = p[3] = 0;
   const auto count = static_cast<std::uint32_t>(batch.size());
   std::memcpy(p + 4, &count, 4);
-  p += kWalPointsHeaderBytes;
+  if (!definitions.empty()) {
+    const auto def_bytes = static_cast<std::uint32_t>(definitions.size());
+    std::memcpy(p + 8, &def_bytes, 4);
+    std::memcpy(p + kWalBatchHeaderBytes, definitions.data(), definitions.size());
+  }
+  p += header;
   for (const PointRecord& r : batch) {
     std::memcpy(p, &r.sid, 8);
     std::memcpy(p + 8, &r.ts_ns, 8);
@@ -45,12 +53,14 @@ double BitsToDouble(ValueType type, std::uint64_t bits) {
 }  // namespace
 
 ShardEngine::ShardEngine(int shard_id, int shard_count, const StorageOptions& options,
-                         WalSyncPolicy policy, ChunkStore& store, const Clock& clock)
+                         WalSyncPolicy policy, ChunkStore& store, SeriesIndex& index,
+                         const Clock& clock)
     : shard_id_(shard_id),
       shard_count_(shard_count),
       options_(options),
       policy_(policy),
       store_(store),
+      index_(index),
       clock_(clock),
       last_checkpoint_steady_ns_(SteadyNowNs()),
       seal_buffer_(MaxSealedChunkBytes(kChunkCapacity)),
@@ -63,11 +73,12 @@ Status ShardEngine::StartWal(const std::string& dir, std::uint64_t first_seq) {
   return Wal::Open(dir, policy_, first_seq, &wal_);
 }
 
-Status ShardEngine::Append(std::span<const PointRecord> batch, AppendResult* result) {
+Status ShardEngine::Append(std::span<const PointRecord> batch,
+                           std::span<const std::uint8_t> definitions, AppendResult* result) {
   AppendResult local;
   if (result == nullptr) result = &local;
   *result = AppendResult{};
-  if (batch.empty()) return Status::OK();
+  if (batch.empty() && definitions.empty()) return Status::OK();
   std::lock_guard lock(write_mu_);
   if (!failed_.ok()) return failed_;
   if (closed_ || !wal_) return Status::IOError("shard " + std::to_string(shard_id_) + " closed");
@@ -79,7 +90,7 @@ Status ShardEngine::Append(std::span<const PointRecord> batch, AppendResult* res
                                      std::to_string(owner) + ", not " + std::to_string(shard_id_));
     }
   }
-  EncodePoints(batch, &wal_payload_);
+  EncodePoints(batch, definitions, &wal_payload_);
   INGOT_RETURN_IF_ERROR(wal_->Append(wal_payload_));
   INGOT_RETURN_IF_ERROR(Apply(batch, result));
   if (wal_->bytes_since_roll() >= options_.wal_max_bytes) {
@@ -96,12 +107,44 @@ Status ShardEngine::Replay(std::span<const PointRecord> batch, AppendResult* res
   return Apply(batch, result);
 }
 
+ShardEngine::Slot* ShardEngine::FindLocked(SeriesId sid) const {
+  const std::size_t local = sid / static_cast<std::uint64_t>(shard_count_);
+  const std::size_t page = local / kSlotsPerPage;
+  if (page >= heads_.size() || !heads_[page]) return nullptr;
+  Slot* slot = &heads_[page][local % kSlotsPerPage];
+  return slot->live ? slot : nullptr;
+}
+
+template <typename Fn>
+void ShardEngine::ForEachLiveLocked(Fn&& fn) {
+  for (std::size_t page = 0; page < heads_.size(); ++page) {
+    if (!heads_[page]) continue;
+    for (std::size_t i = 0; i < kSlotsPerPage; ++i) {
+      Slot& slot = heads_[page][i];
+      if (!slot.live) continue;
+      const SeriesId sid =
+          (page * kSlotsPerPage + i) * static_cast<std::uint64_t>(shard_count_) +
+          static_cast<std::uint64_t>(shard_id_);
+      fn(sid, slot);
+    }
+  }
+}
+
 ShardEngine::Slot* ShardEngine::FindOrCreateLocked(SeriesId sid, ValueType type) {
-  auto it = heads_.find(sid);
-  if (it != heads_.end()) return &it->second;
+  const std::size_t local = sid / static_cast<std::uint64_t>(shard_count_);
+  const std::size_t page = local / kSlotsPerPage;
+  if (page >= heads_.size()) heads_.resize(page + 1);
+  if (!heads_[page]) heads_[page] = std::make_unique<Slot[]>(kSlotsPerPage);
+  Slot* slot = &heads_[page][local % kSlotsPerPage];
+  if (slot->live) return slot;
   // First point of this series since start: chunks already sealed bound what may still be
-  // accepted. One seek per series per process lifetime.
+  // accepted. One seek per series per process lifetime, none for a series created since start.
   std::int64_t newest_sealed = HeadBuffer::kNoSealedTs;
+  if (sid >= index_.first_new_sid()) {
+    *slot = Slot{HeadBuffer(type, newest_sealed), true, false};
+    ++live_heads_;
+    return slot;
+  }
   const ChunkKey lower = EncodeChunkKey(sid, std::numeric_limits<std::int64_t>::min());
   const rocksdb::Slice lower_slice = lower.slice();
   rocksdb::ReadOptions ro;
@@ -117,8 +160,9 @@ ShardEngine::Slot* ShardEngine::FindOrCreateLocked(SeriesId sid, ValueType type)
                                               v.size());
     newest_sealed = ParseChunkHeader(bytes, &h).ok() ? h.max_ts_ns : first_ts;
   }
-  auto [pos, inserted] = heads_.try_emplace(sid, Slot{HeadBuffer(type, newest_sealed), false});
-  return &pos->second;
+  *slot = Slot{HeadBuffer(type, newest_sealed), true, false};
+  ++live_heads_;
+  return slot;
 }
 
 void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns,
@@ -204,12 +248,12 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
   ts->clear();
   values->clear();
   std::lock_guard lock(heads_mu_);
-  auto it = heads_.find(sid);
-  if (it == heads_.end() || it->second.head.empty()) {
+  const Slot* slot = FindLocked(sid);
+  if (slot == nullptr || slot->head.empty()) {
     if (head_first_ts_ns != nullptr) *head_first_ts_ns = std::numeric_limits<std::int64_t>::max();
     return Status::OK();
   }
-  const HeadBuffer& head = it->second.head;
+  const HeadBuffer& head = slot->head;
   const auto all_ts = head.ts();
   if (head_first_ts_ns != nullptr) *head_first_ts_ns = all_ts.front();
   if (start_ns > end_ns) return Status::OK();
@@ -230,14 +274,17 @@ Status ShardEngine::PersistHeads() {
 }
 
 Status ShardEngine::PersistHeadsLocked() {
+  // The WAL segments about to be deleted may hold definitions of series that are not yet in the
+  // index's column family.
+  INGOT_RETURN_IF_ERROR(index_.FlushDefinitions(/*sync=*/true));
   rocksdb::WriteBatch batch;
   {
     std::lock_guard lock(heads_mu_);
-    for (auto& [sid, slot] : heads_) {
+    ForEachLiveLocked([&](SeriesId sid, Slot& slot) {
       HeadBuffer& head = slot.head;
       if (!slot.dirty) {
         head.ReleaseMemoryIfEmpty();
-        continue;
+        return;
       }
       const HeadKey key = EncodeHeadKey(sid);
       if (head.empty()) {
@@ -251,7 +298,7 @@ Status ShardEngine::PersistHeadsLocked() {
                   rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
       }
       slot.dirty = false;
-    }
+    });
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;
@@ -325,13 +372,14 @@ Status ShardEngine::Close() {
 
 std::size_t ShardEngine::head_series() const {
   std::lock_guard lock(heads_mu_);
-  return heads_.size();
+  return live_heads_;
 }
 
 std::size_t ShardEngine::head_points() const {
   std::lock_guard lock(heads_mu_);
   std::size_t n = 0;
-  for (const auto& [sid, slot] : heads_) n += slot.head.size();
+  const_cast<ShardEngine*>(this)->ForEachLiveLocked(
+      [&](SeriesId, const Slot& slot) { n += slot.head.size(); });
   return n;
 }
 

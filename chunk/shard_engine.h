@@ -28,13 +28,13 @@
 #include <mutex>
 #include <span>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <rocksdb/write_batch.h>
 
 #include "chunk/chunk_store.h"
 #include "chunk/head_buffer.h"
+#include "chunk/series_index.h"
 #include "chunk/series_key.h"
 #include "chunk/wal.h"
 #include "codec/workspace.h"
@@ -63,9 +63,9 @@ struct AppendResult {
 
 class ShardEngine {
  public:
-  // `store` and `clock` must outlive the engine. The WAL is opened later by StartWal().
+  // `store`, `index` and `clock` must outlive the engine. The WAL is opened later by StartWal().
   ShardEngine(int shard_id, int shard_count, const StorageOptions& options, WalSyncPolicy policy,
-              ChunkStore& store, const Clock& clock);
+              ChunkStore& store, SeriesIndex& index, const Clock& clock);
   ~ShardEngine();
 
   ShardEngine(const ShardEngine&) = delete;
@@ -76,7 +76,13 @@ class ShardEngine {
   // REQUIRES: every point's sid % shard_count == shard_id (Storage::ShardOf); a misrouted batch is
   // rejected whole with InvalidArgument. An error other than that may follow a WAL write, so a
   // retried batch can be logged twice, which is harmless (a duplicate timestamp replaces).
-  Status Append(std::span<const PointRecord> batch, AppendResult* result);
+  // `definitions` (SeriesIndex::AppendDefinition form) are logged in the same WAL record, ahead of
+  // the points: the definitions of pending series the batch introduces.
+  Status Append(std::span<const PointRecord> batch, std::span<const std::uint8_t> definitions,
+                AppendResult* result);
+  Status Append(std::span<const PointRecord> batch, AppendResult* result) {
+    return Append(batch, {}, result);
+  }
 
   // Copies the head points of `sid` with start_ns <= ts <= end_ns (appending to the vectors after
   // clearing them). `*head_first_ts_ns` (optional) gets the oldest point of the whole head buffer,
@@ -107,12 +113,19 @@ class ShardEngine {
 
  private:
   struct Slot {
-    HeadBuffer head;
+    HeadBuffer head{ValueType::kFloat, HeadBuffer::kNoSealedTs};
+    bool live = false;   // the series has had a point since start
     bool dirty = false;  // changed since the last checkpoint
   };
+  // Slots are dense by sid / shard_count (ids are dense), in pages so that growth never moves
+  // them: no hash table and no node per series.
+  static constexpr std::size_t kSlotsPerPage = 4096;
 
   Status Apply(std::span<const PointRecord> batch, AppendResult* result);
+  Slot* FindLocked(SeriesId sid) const;
   Slot* FindOrCreateLocked(SeriesId sid, ValueType type);
+  template <typename Fn>
+  void ForEachLiveLocked(Fn&& fn);
   void SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns, AppendResult* result);
   Status PersistHeadsLocked();
   Status CheckpointLocked();
@@ -122,6 +135,7 @@ class ShardEngine {
   const StorageOptions options_;
   const WalSyncPolicy policy_;
   ChunkStore& store_;
+  SeriesIndex& index_;
   const Clock& clock_;
 
   std::mutex write_mu_;  // serializes Append, Checkpoint, Close
@@ -132,7 +146,8 @@ class ShardEngine {
   std::int64_t last_checkpoint_steady_ns_ = 0;
 
   mutable std::mutex heads_mu_;  // guards heads_, writes of seal_buffer_ and ws_
-  std::unordered_map<SeriesId, Slot> heads_;
+  std::vector<std::unique_ptr<Slot[]>> heads_;
+  std::size_t live_heads_ = 0;
   std::vector<std::uint8_t> seal_buffer_;
   std::unique_ptr<codec::Workspace> ws_;
   rocksdb::WriteBatch seal_batch_;  // reused per Append

@@ -40,16 +40,29 @@ Status ChunkError(const ChunkView& view, const Status& cause) {
   return st;
 }
 
-// Parses a WAL points payload into `records`; false if the framing inside the payload is bad.
+// Parses a WAL points or batch payload into `records` and the series `definitions` it carries;
+// false if the framing inside the payload is bad.
 bool ParsePointsPayload(std::span<const std::uint8_t> payload, std::vector<PointRecord>* records,
-                        std::uint64_t* bad_points) {
+                        std::span<const std::uint8_t>* definitions, std::uint64_t* bad_points) {
   records->clear();
-  if (payload.size() < kWalPointsHeaderBytes || payload[0] != kWalPointsRecord) return false;
+  *definitions = {};
+  if (payload.size() < kWalPointsHeaderBytes) return false;
   std::uint32_t count;
   std::memcpy(&count, payload.data() + 4, 4);
-  if (payload.size() != kWalPointsHeaderBytes + std::size_t{count} * kWalPointBytes) return false;
+  std::size_t header = kWalPointsHeaderBytes;
+  if (payload[0] == kWalBatchRecord) {
+    if (payload.size() < kWalBatchHeaderBytes) return false;
+    std::uint32_t def_bytes;
+    std::memcpy(&def_bytes, payload.data() + 8, 4);
+    if (def_bytes > payload.size() - kWalBatchHeaderBytes) return false;
+    *definitions = payload.subspan(kWalBatchHeaderBytes, def_bytes);
+    header = kWalBatchHeaderBytes + def_bytes;
+  } else if (payload[0] != kWalPointsRecord) {
+    return false;
+  }
+  if (payload.size() != header + std::size_t{count} * kWalPointBytes) return false;
   records->reserve(count);
-  const std::uint8_t* p = payload.data() + kWalPointsHeaderBytes;
+  const std::uint8_t* p = payload.data() + header;
   for (std::uint32_t i = 0; i < count; ++i, p += kWalPointBytes) {
     PointRecord r;
     std::memcpy(&r.sid, p, 8);
@@ -85,10 +98,10 @@ Status Storage::Open(const StorageOptions& options, int shard_count, const Clock
     return Status::IOError("create data dir '" + options.data_dir + "': " + ec.message());
   }
   INGOT_RETURN_IF_ERROR(ChunkStore::Open(options.data_dir + "/db", options, clock, &s->store_));
-  INGOT_RETURN_IF_ERROR(SeriesIndex::Load(*s->store_, &s->index_));
+  INGOT_RETURN_IF_ERROR(SeriesIndex::Load(*s->store_, options.limits, &s->index_));
   for (int i = 0; i < shard_count; ++i) {
-    s->shards_.push_back(
-        std::make_unique<ShardEngine>(i, shard_count, options, s->policy_, *s->store_, clock));
+    s->shards_.push_back(std::make_unique<ShardEngine>(i, shard_count, options, s->policy_,
+                                                       *s->store_, *s->index_, clock));
   }
   INGOT_RETURN_IF_ERROR(s->Recover());
   s->background_ = std::thread([p = s.get()] { p->BackgroundLoop(); });
@@ -174,11 +187,26 @@ Status Storage::Recover() {
       INGOT_RETURN_IF_ERROR(ReadWalSegment(
           seg.path,
           [&](std::span<const std::uint8_t> payload) -> Status {
-            if (!ParsePointsPayload(payload, &records, &bad_points)) {
+            std::span<const std::uint8_t> definitions;
+            if (!ParsePointsPayload(payload, &records, &definitions, &bad_points)) {
               ++recovery_.corrupt_records;
               log->error("WAL segment '{}': record of {} bytes has a bad points layout, skipped",
                          seg.path, payload.size());
               return Status::OK();
+            }
+            // Definitions first: the index may lack series whose points follow.
+            Status defs = SeriesIndex::ForEachDefinition(
+                definitions, [&](SeriesId sid, ValueType type, std::string_view key) {
+                  Status st = index_->Restore(sid, type, key);
+                  if (!st.ok()) {
+                    ++recovery_.corrupt_definitions;
+                    log->error("WAL segment '{}': {}", seg.path, st.ToString());
+                  }
+                  return Status::OK();
+                });
+            if (!defs.ok()) {
+              ++recovery_.corrupt_definitions;
+              log->error("WAL segment '{}': {}", seg.path, defs.ToString());
             }
             for (const PointRecord& r : records) {
               routed[static_cast<std::size_t>(ShardOf(r.sid))].push_back(r);
@@ -198,7 +226,8 @@ Status Storage::Recover() {
   }
   Metrics().wal_points_replayed->Add(recovery_.points_replayed);
 
-  // 3. Persist the recovered heads, then the replayed segments can go.
+  // 3. Persist the recovered series definitions and heads, then the replayed segments can go.
+  recovery_.definitions_restored = index_->pending_definitions();
   for (auto& shard : shards_) INGOT_RETURN_IF_ERROR(shard->PersistHeads());
   for (std::size_t d = 0; d < dirs.size(); ++d) {
     for (const WalSegment& seg : dir_segments[d]) {
@@ -217,9 +246,11 @@ Status Storage::Recover() {
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   if (recovery_.segments > 0 || recovery_.heads_restored > 0) {
     log->info(
-        "recovered in {:.3f} s: {} head buffers ({} unreadable), {} WAL segments, {} records, "
-        "{} points replayed, {} corrupt records, {} torn tail bytes",
-        took.count(), recovery_.heads_restored, recovery_.heads_corrupt, recovery_.segments,
+        "recovered in {:.3f} s: {} head buffers ({} unreadable), {} series definitions from the "
+        "WAL ({} unusable), {} WAL segments, {} records, {} points replayed, {} corrupt records, "
+        "{} torn tail bytes",
+        took.count(), recovery_.heads_restored, recovery_.heads_corrupt,
+        recovery_.definitions_restored, recovery_.corrupt_definitions, recovery_.segments,
         recovery_.records, recovery_.points_replayed, recovery_.corrupt_records,
         recovery_.torn_tail_bytes);
   }
@@ -236,6 +267,12 @@ void Storage::BackgroundLoop() {
     bg_cv_.wait_for(lock, std::chrono::milliseconds(tick_ms));
     if (stop_) break;
     lock.unlock();
+    // New series' definitions reach the index family within a tick; until then they ride in
+    // the WAL with their points.
+    if (index_->pending_definitions() > 0) {
+      Status st = index_->FlushDefinitions(/*sync=*/true);
+      if (!st.ok()) log->error("flushing series definitions failed: {}", st.ToString());
+    }
     for (auto& shard : shards_) {
       if (policy_ == WalSyncPolicy::kInterval) {
         Status st = shard->SyncWal();

@@ -66,6 +66,8 @@ struct CorruptChunk {
 struct RecoveryStats {
   std::uint64_t heads_restored = 0;
   std::uint64_t heads_corrupt = 0;
+  std::uint64_t definitions_restored = 0;  // series definitions the index family lacked
+  std::uint64_t corrupt_definitions = 0;
   std::uint64_t segments = 0;
   std::uint64_t records = 0;
   std::uint64_t points_replayed = 0;  // accepted again into heads (or sealed)

@@ -9,6 +9,9 @@
 //
 // A points payload (kind kWalPointsRecord) is
 //   u8 kind | u8[3] reserved | u32 count | count x (u64 sid | i64 ts_ns | u64 value bits | u8 type)
+// A batch payload (kind kWalBatchRecord) carries the definitions of new series ahead of points:
+//   u8 kind | u8[3] reserved | u32 count | u32 D | D bytes of definitions | count x point (as above)
+// where a definition is u64 sid | u8 type | u32 key bytes K | K bytes of canonical key.
 #pragma once
 
 #include <cstddef>
@@ -28,5 +31,8 @@ inline constexpr std::uint32_t kWalMaxRecordBytes = 256u << 20;
 inline constexpr std::uint8_t kWalPointsRecord = 1;
 inline constexpr std::size_t kWalPointsHeaderBytes = 8;
 inline constexpr std::size_t kWalPointBytes = 25;
+inline constexpr std::uint8_t kWalBatchRecord = 2;
+inline constexpr std::size_t kWalBatchHeaderBytes = 12;
+inline constexpr std::size_t kWalDefinitionHeaderBytes = 13;
 
 }  // namespace ingot

@@ -27,6 +27,16 @@ struct IngestOptions {
   std::uint64_t max_body_bytes = 64ull << 20; // HTTP /write body limit (after gunzip)
 };
 
+// Limits on series: each refusal is counted by reason and logged, rate-limited; points of existing
+// series keep flowing. 0 means unlimited where noted.
+struct LimitsOptions {
+  std::uint64_t max_series = 0;                 // series in the node; 0 = unlimited
+  std::uint32_t max_new_series_per_minute = 0;  // 0 = unlimited
+  std::uint32_t max_labels_per_series = 64;     // tags plus the metric name
+  std::uint32_t max_label_bytes = 4096;         // one tag key or value, measurement or field
+  std::uint32_t max_series_key_bytes = 16384;   // the whole canonical key
+};
+
 struct StorageOptions {
   std::string data_dir = "./data";
   std::string wal_sync = "interval";          // always | interval | none
@@ -35,6 +45,7 @@ struct StorageOptions {
   std::uint32_t checkpoint_interval_ms = 300'000;  // ... or this age
   std::int64_t retention_s = 0;               // 0 = keep forever; set as "30d", "12h", ...
   std::uint64_t block_cache_bytes = 256ull << 20;
+  LimitsOptions limits;  // [limits] in the config file
 };
 
 struct QueryOptions {

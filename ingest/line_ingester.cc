@@ -27,6 +27,13 @@ constexpr std::size_t kMaxCachedPrefixes = 1 << 20;
 // True when `v` converts to a double and back unchanged. (Comparing the converted value against
 // 2^53 is not enough: 2^53 + 1 rounds down to 2^53 and would pass.) The upper bound keeps the
 // conversion back defined: 2^63 (resp. 2^64) is where a rounded-up value leaves the type's range.
+// Keys in log messages are cut: a refused key may be the very thing that is too long.
+std::string Truncated(std::string_view key) {
+  constexpr std::size_t kMax = 200;
+  if (key.size() <= kMax) return std::string(key);
+  return std::string(key.substr(0, kMax)) + "... (" + std::to_string(key.size()) + " bytes)";
+}
+
 bool IsExactDouble(std::int64_t v) {
   const double d = static_cast<double>(v);
   return d < 9223372036854775808.0 && static_cast<std::int64_t>(d) == v;
@@ -173,18 +180,30 @@ const LineIngester::FieldEntry* LineIngester::ResolveField(PrefixEntry& entry,
   AppendUnescaped(line.measurement, EscapeContext::kMeasurement, &measurement);
   AppendUnescaped(field.key, EscapeContext::kFieldKey, &field_name);
   BuildSeriesKey(measurement, tags, field_name, &key_scratch_);
-  SeriesId sid = kInvalidSeriesId;
-  ValueType stored = wanted;
-  Status st = index_.Resolve(key_scratch_, wanted, &sid, &stored);
+  ResolvedSeries resolved;
+  Status st = index_.Resolve(key_scratch_, wanted, &resolved);
   if (!st.ok()) {
     ++stats_.points_rejected;
-    Metrics().points_storage_error->Add();
-    LogBadLine("line " + std::to_string(stats_.lines) + ": cannot create series '" + key_scratch_ +
-               "': " + st.ToString());
+    if (resolved.rejection == SeriesRejection::kNone) Metrics().points_storage_error->Add();
+    LogBadLine("line " + std::to_string(stats_.lines) + ": series '" + Truncated(key_scratch_) +
+               "' refused: " + st.ToString());
     return nullptr;
   }
-  entry.fields.push_back(FieldEntry{std::string(field.key), sid, stored});
+  if (resolved.definition_pending) {
+    // Logged ahead of this connection's first point of the series, in the series' shard WAL.
+    index_.AppendDefinition(resolved.sid, &OpenBatch(shards_.ShardOf(resolved.sid)).definitions);
+  }
+  entry.fields.push_back(FieldEntry{std::string(field.key), resolved.sid, resolved.type});
   return &entry.fields.back();
+}
+
+Batch& LineIngester::OpenBatch(int shard) {
+  std::unique_ptr<Batch>& batch = open_[static_cast<std::size_t>(shard)];
+  if (!batch) {
+    batch = shards_.Acquire();
+    batch->completion = &completion_;
+  }
+  return *batch;
 }
 
 void LineIngester::AddPoint(const FieldEntry& series, std::int64_t ts_ns, const Field& field) {
@@ -240,16 +259,12 @@ void LineIngester::AddPoint(const FieldEntry& series, std::int64_t ts_ns, const 
     return;
   }
   const int shard = shards_.ShardOf(series.sid);
-  std::unique_ptr<Batch>& batch = open_[static_cast<std::size_t>(shard)];
-  if (!batch) {
-    batch = shards_.Acquire();
-    batch->completion = &completion_;
-  }
-  batch->points.push_back(PointRecord{series.sid, ts_ns, bits, series.type});
+  Batch& batch = OpenBatch(shard);
+  batch.points.push_back(PointRecord{series.sid, ts_ns, bits, series.type});
   ++stats_.points;
-  if (batch->points.size() >= Batch::kCapacity) {
-    Metrics().points_received->Add(batch->points.size());
-    shards_.Submit(shard, std::move(batch));
+  if (batch.points.size() >= Batch::kCapacity) {
+    Metrics().points_received->Add(batch.points.size());
+    shards_.Submit(shard, std::move(open_[static_cast<std::size_t>(shard)]));
   }
 }
 

@@ -5,7 +5,9 @@
 // are resolved through a per-ingester cache keyed by the line's series prefix (measurement and
 // tags exactly as written), so the steady state costs one hash lookup per line and no allocation.
 // A cache miss builds the canonical key (unescaped, tags sorted) and resolves it in the series
-// index, which creates the series durably if needed. Points are appended to one open batch per
+// index, which creates the series in memory if needed (subject to the series limits); while a
+// series' definition is pending, the definition goes into the shard batch ahead of its points, so
+// the WAL makes both durable together. Points are appended to one open batch per
 // shard; full batches are submitted at once, the rest at the end of each Consume(), so that data
 // never waits for more data. Bad lines are counted, logged (rate-limited) and skipped.
 //
@@ -79,6 +81,8 @@ class LineIngester final : public LineConsumer {
   const FieldEntry* ResolveField(PrefixEntry& entry, std::size_t position, const ParsedLine& line,
                                  const Field& field, ValueType wanted);
   void AddPoint(const FieldEntry& series, std::int64_t ts_ns, const Field& field);
+  // The open batch of `shard`, taken from the pool when there is none.
+  Batch& OpenBatch(int shard);
   void Flush();
   void LogBadLine(std::string_view what);
 

@@ -92,13 +92,14 @@ std::unique_ptr<Batch> ShardSet::Acquire() {
 
 void ShardSet::Release(std::unique_ptr<Batch> batch) {
   batch->points.clear();
+  batch->definitions.clear();
   batch->completion = nullptr;
   std::lock_guard<std::mutex> lock(pool_mu_);
   pool_.push_back(std::move(batch));
 }
 
 void ShardSet::Submit(int shard_index, std::unique_ptr<Batch> batch) {
-  if (batch->points.empty()) {
+  if (batch->points.empty() && batch->definitions.empty()) {
     Release(std::move(batch));
     return;
   }
@@ -131,7 +132,7 @@ void ShardSet::Run(int shard_index) {
       shard.not_full.notify_one();
     }
     AppendResult result;
-    Status st = engine.Append(batch->points, &result);
+    Status st = engine.Append(batch->points, batch->definitions, &result);
     if (!st.ok()) {
       Metrics().points_storage_error->Add(batch->points.size() - result.accepted);
       log->error("shard {}: storing a batch of {} points failed: {}", shard_index,

@@ -50,6 +50,8 @@ class Completion {
 struct Batch {
   static constexpr std::size_t kCapacity = 4096;
   std::vector<PointRecord> points;  // capacity kCapacity, reused
+  // Definitions of pending series (SeriesIndex::AppendDefinition), logged ahead of the points.
+  std::vector<std::uint8_t> definitions;
   Completion* completion = nullptr;
 };
 

@@ -1,5 +1,7 @@
 #include "chunk/series_index.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "tests/chunk/test_util.h"
@@ -17,15 +19,21 @@ class SeriesIndexTest : public ::testing::Test {
  protected:
   void Open() {
     ASSERT_TRUE(ChunkStore::Open(dir_.path(), testing::TestStorageOptions(dir_.path()), &store_).ok());
-    ASSERT_TRUE(SeriesIndex::Load(*store_, &index_).ok());
+    ASSERT_TRUE(SeriesIndex::Load(*store_, limits_, &index_).ok());
   }
-  void Reopen() {
+  // Definitions reach the store on a flush (Storage flushes in the background and before
+  // deleting WAL segments); a reopen without one models a crash that lost them.
+  void Reopen(bool flush = true) {
+    if (flush) {
+      ASSERT_TRUE(index_->FlushDefinitions(/*sync=*/true).ok());
+    }
     index_.reset();
     ASSERT_TRUE(store_->Close().ok());
     store_.reset();
     Open();
   }
   testing::TempDir dir_;
+  LimitsOptions limits_;
   std::unique_ptr<ChunkStore> store_;
   std::unique_ptr<SeriesIndex> index_;
 };
@@ -84,10 +92,15 @@ TEST_F(SeriesIndexTest, InvertedIndexAnswersSelectors) {
   EXPECT_EQ(index_->TagKeys(), (std::vector<std::string>{"dc", "host"}));
   EXPECT_EQ(index_->TagValues("host"), (std::vector<std::string>{"a", "b"}));
   std::vector<std::string> seen;
-  index_->ForEachTagValue("dc", [&](std::string_view v, std::span<const SeriesId> ids) {
+  index_->ForEachTagValue("dc", [&](std::string_view v, std::span<const std::uint32_t> ids) {
     seen.push_back(std::string(v) + ":" + std::to_string(ids.size()));
   });
+  std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::string>{"x:2", "y:1"}));
+  // Metric names are indexed under __name__ as <measurement>_<field>.
+  EXPECT_EQ(index_->TagValues(SeriesIndex::kMetricName),
+            (std::vector<std::string>{"cpu_idle", "cpu_usage", "mem_free"}));
+  EXPECT_EQ(index_->ByTag(SeriesIndex::kMetricName, "cpu_usage"), (std::vector<SeriesId>{1, 2}));
 }
 
 TEST_F(SeriesIndexTest, ResolveManyDeduplicatesNewKeys) {
@@ -108,6 +121,153 @@ TEST_F(SeriesIndexTest, RejectsUnparsableKey) {
   ValueType t;
   EXPECT_TRUE(index_->Resolve("no-field", ValueType::kFloat, &sid, &t).IsInvalidArgument());
   EXPECT_EQ(index_->size(), 0u);
+}
+
+TEST_F(SeriesIndexTest, DefinitionsArePendingUntilFlushedAndRestoredFromTheWalForm) {
+  Open();
+  ResolvedSeries a, b, again;
+  ASSERT_TRUE(index_->Resolve(Key("cpu", {{"host", "a"}}, "v"), ValueType::kFloat, &a).ok());
+  ASSERT_TRUE(index_->Resolve(Key("cpu", {{"host", "b"}}, "v"), ValueType::kInteger, &b).ok());
+  EXPECT_TRUE(a.created);
+  EXPECT_TRUE(a.definition_pending);
+  // A second writer of a pending series must log its definition too.
+  ASSERT_TRUE(index_->Resolve(Key("cpu", {{"host", "a"}}, "v"), ValueType::kFloat, &again).ok());
+  EXPECT_FALSE(again.created);
+  EXPECT_TRUE(again.definition_pending);
+  EXPECT_EQ(index_->pending_definitions(), 2u);
+  std::vector<std::uint8_t> wal;
+  index_->AppendDefinition(a.sid, &wal);
+  index_->AppendDefinition(b.sid, &wal);
+
+  // Crash before any flush: the store knows nothing, the WAL form brings both back.
+  Reopen(/*flush=*/false);
+  EXPECT_EQ(index_->size(), 0u);
+  std::vector<std::string> restored;
+  ASSERT_TRUE(SeriesIndex::ForEachDefinition(wal, [&](SeriesId sid, ValueType type,
+                                                      std::string_view key) {
+    restored.push_back(std::string(key));
+    return index_->Restore(sid, type, key);
+  }).ok());
+  ASSERT_EQ(restored.size(), 2u);
+  EXPECT_EQ(index_->Find(Key("cpu", {{"host", "b"}}, "v")), b.sid);
+  ValueType type;
+  ASSERT_TRUE(index_->Lookup(b.sid, nullptr, &type).ok());
+  EXPECT_EQ(type, ValueType::kInteger);
+  // Restoring twice is harmless; a conflicting definition is corruption.
+  EXPECT_TRUE(index_->Restore(a.sid, ValueType::kFloat, Key("cpu", {{"host", "a"}}, "v")).ok());
+  EXPECT_TRUE(index_->Restore(a.sid, ValueType::kFloat, Key("cpu", {{"host", "z"}}, "v"))
+                  .IsCorruption());
+  EXPECT_TRUE(index_->Restore(9, ValueType::kFloat, Key("cpu", {{"host", "a"}}, "v")).IsCorruption());
+  // New ids continue above restored ones.
+  ResolvedSeries c;
+  ASSERT_TRUE(index_->Resolve(Key("cpu", {{"host", "c"}}, "v"), ValueType::kFloat, &c).ok());
+  EXPECT_EQ(c.sid, b.sid + 1);
+
+  Reopen();
+  EXPECT_EQ(index_->size(), 3u);
+  ResolvedSeries loaded;
+  ASSERT_TRUE(index_->Resolve(Key("cpu", {{"host", "a"}}, "v"), ValueType::kFloat, &loaded).ok());
+  EXPECT_EQ(loaded.sid, a.sid);
+  EXPECT_FALSE(loaded.definition_pending);
+  EXPECT_EQ(index_->first_new_sid(), c.sid + 1);
+}
+
+TEST_F(SeriesIndexTest, MalformedDefinitionsAreCorruption) {
+  std::vector<std::uint8_t> bytes = {1, 0, 0, 0, 0, 0, 0, 0, 0, 200, 0, 0, 0, 'a'};
+  auto ignore = [](SeriesId, ValueType, std::string_view) { return Status::OK(); };
+  EXPECT_TRUE(SeriesIndex::ForEachDefinition(bytes, ignore).IsCorruption());  // key overruns
+  bytes[9] = 1;
+  EXPECT_TRUE(SeriesIndex::ForEachDefinition(bytes, ignore).ok());
+  bytes[8] = 7;  // type
+  EXPECT_TRUE(SeriesIndex::ForEachDefinition(bytes, ignore).IsCorruption());
+  bytes.resize(5);
+  EXPECT_TRUE(SeriesIndex::ForEachDefinition(bytes, ignore).IsCorruption());
+}
+
+TEST_F(SeriesIndexTest, LimitsRefuseNewSeriesWithAReasonAndKeepExistingOnes) {
+  limits_.max_series = 2;
+  limits_.max_labels_per_series = 3;
+  limits_.max_label_bytes = 8;
+  limits_.max_series_key_bytes = 40;
+  Open();
+  ResolvedSeries r;
+  ASSERT_TRUE(index_->Resolve(Key("m", {{"a", "1"}}, "f"), ValueType::kFloat, &r).ok());
+  Status st = index_->Resolve(Key("m", {{"a", "1"}, {"b", "2"}, {"c", "3"}}, "f"),
+                              ValueType::kFloat, &r);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_EQ(r.rejection, SeriesRejection::kLabelCount);
+  EXPECT_NE(st.ToString().find("max_labels_per_series = 3"), std::string::npos) << st.ToString();
+  st = index_->Resolve(Key("m", {{"a", "123456789"}}, "f"), ValueType::kFloat, &r);
+  EXPECT_EQ(r.rejection, SeriesRejection::kLabelBytes) << st.ToString();
+  st = index_->Resolve(Key("m", {{"a", "1"}, {"b", "12345678"}}, "12345678901234567890"),
+                       ValueType::kFloat, &r);
+  EXPECT_EQ(r.rejection, SeriesRejection::kLabelBytes) << st.ToString();
+  st = index_->Resolve(Key("m", {{"__name__", "x"}}, "f"), ValueType::kFloat, &r);
+  EXPECT_EQ(r.rejection, SeriesRejection::kInvalidKey) << st.ToString();
+  st = index_->Resolve(Key("m", {{"a", "2"}}, "f"), ValueType::kFloat, &r);
+  ASSERT_TRUE(st.ok());
+  st = index_->Resolve(Key("m", {{"a", "3"}}, "f"), ValueType::kFloat, &r);
+  EXPECT_TRUE(st.IsBusy()) << st.ToString();
+  EXPECT_EQ(r.rejection, SeriesRejection::kMaxSeries);
+  // Existing series still resolve at the limit.
+  ASSERT_TRUE(index_->Resolve(Key("m", {{"a", "1"}}, "f"), ValueType::kFloat, &r).ok());
+  EXPECT_EQ(r.sid, 1u);
+  EXPECT_EQ(index_->size(), 2u);
+}
+
+TEST_F(SeriesIndexTest, KeyBytesLimit) {
+  limits_.max_series_key_bytes = 64;
+  Open();
+  ResolvedSeries r;
+  Status st = index_->Resolve(Key("m", {{"a", std::string(70, 'x')}}, "f"), ValueType::kFloat, &r);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_EQ(r.rejection, SeriesRejection::kKeyBytes);
+  EXPECT_NE(st.ToString().find("max_series_key_bytes = 64"), std::string::npos) << st.ToString();
+}
+
+TEST_F(SeriesIndexTest, NewSeriesRateLimitIsABucketOfOneMinute) {
+  limits_.max_new_series_per_minute = 5;
+  Open();
+  ResolvedSeries r;
+  int created = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (index_->Resolve(Key("m", {{"i", std::to_string(i)}}, "f"), ValueType::kFloat, &r).ok()) {
+      ++created;
+    } else {
+      EXPECT_EQ(r.rejection, SeriesRejection::kRate);
+    }
+  }
+  // The bucket starts full and refills at 5 per 60 s: the test takes far less than 12 s.
+  EXPECT_EQ(created, 5);
+  ASSERT_TRUE(index_->Resolve(Key("m", {{"i", "0"}}, "f"), ValueType::kFloat, &r).ok());
+}
+
+TEST_F(SeriesIndexTest, StatsRankMetricsLabelsAndPairs) {
+  Open();
+  ResolvedSeries r;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(index_->Resolve(Key("cpu", {{"dc", i < 7 ? "x" : "y"}, {"host", std::to_string(i)}},
+                                    "usage"),
+                                ValueType::kFloat, &r)
+                    .ok());
+  }
+  ASSERT_TRUE(index_->Resolve(Key("mem", {{"dc", "x"}}, "free"), ValueType::kFloat, &r).ok());
+  const IndexStats stats = index_->Stats(2);
+  EXPECT_EQ(stats.series, 11u);
+  ASSERT_EQ(stats.series_by_metric.size(), 2u);
+  EXPECT_EQ(stats.series_by_metric[0].name, "cpu_usage");
+  EXPECT_EQ(stats.series_by_metric[0].value, 10u);
+  EXPECT_EQ(stats.series_by_metric[1].name, "mem_free");
+  ASSERT_EQ(stats.series_by_pair.size(), 2u);
+  EXPECT_EQ(stats.series_by_pair[0].name, "dc=x");
+  EXPECT_EQ(stats.series_by_pair[0].value, 8u);
+  EXPECT_EQ(stats.series_by_pair[1].name, "dc=y");
+  ASSERT_EQ(stats.values_by_label.size(), 2u);
+  EXPECT_EQ(stats.values_by_label[0].name, "host");
+  EXPECT_EQ(stats.values_by_label[0].value, 10u);
+  EXPECT_EQ(stats.series_by_label[0].name, "__name__");
+  EXPECT_EQ(stats.series_by_label[0].value, 11u);
+  EXPECT_GT(index_->memory_bytes(), 0u);
 }
 
 }  // namespace
