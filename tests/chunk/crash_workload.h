@@ -1,6 +1,7 @@
 // The deterministic workload shared by the crash writer process and the crash tests: batch `b`
 // holds kPointsPerBatch points spread over kSeries float series (plus one integer series), with
-// timestamps that only grow from batch to batch and arrive out of order within a batch.
+// timestamps that only grow from batch to batch and arrive out of order within a batch. Every
+// series is created the way ingest creates it: its definition is logged with its first points.
 #pragma once
 
 #include <cmath>
@@ -29,6 +30,19 @@ inline std::string WorkloadKey(int series) {
   BuildSeriesKey("crash", tags, series == kCrashSeries ? "count" : "v", &key);
   return key;
 }
+
+// Batch `b` also creates one new series, ChurnKey(b), with a single point ChurnPoint(b): new
+// series arrive all the time, as they do under Kubernetes churn.
+inline std::string ChurnKey(std::int64_t batch) {
+  std::string key;
+  std::string pod(1, 'p');
+  pod.append(std::to_string(batch));
+  const TagView tags[] = {{"pod", pod}};
+  BuildSeriesKey("churn", tags, "v", &key);
+  return key;
+}
+inline std::int64_t ChurnTs(std::int64_t batch) { return batch * 1'000'000; }
+inline double ChurnValue(std::int64_t batch) { return static_cast<double>(batch) + 0.25; }
 
 inline std::uint64_t Mix(std::uint64_t x) {
   x ^= x >> 33;

@@ -4,6 +4,8 @@
 //   chunk_crash_writer <data_dir> <shards> <wal_sync> <seed> <first_batch> <batches> <end>
 //     [wal_max_bytes]
 // <end>: "close" (clean shutdown), "abandon" (_exit without shutdown), "hang" (sleep until killed).
+// Series are created as ingest creates them (definitions logged with their points), including one
+// new series per batch.
 #include <unistd.h>
 
 #include <bit>
@@ -44,18 +46,32 @@ int main(int argc, char** argv) {
   Status st = Storage::Open(options, shards, SystemClock::Instance(), &storage);
   if (!st.ok()) Die(st);
 
+  // As ingest does: a pending series' definition goes into the WAL record with its points.
+  SeriesIndex& index = storage->index();
+  std::vector<std::vector<std::uint8_t>> defs(static_cast<std::size_t>(shards));
+  auto resolve = [&](const std::string& key, ValueType type) {
+    ResolvedSeries r;
+    Status rs = index.Resolve(key, type, &r);
+    if (!rs.ok()) Die(rs);
+    if (r.definition_pending) {
+      index.AppendDefinition(r.sid, &defs[static_cast<std::size_t>(storage->ShardOf(r.sid))]);
+    }
+    return r.sid;
+  };
   SeriesId sids[testing::kCrashSeries + 1];
   for (int s = 0; s <= testing::kCrashSeries; ++s) {
-    ValueType stored;
     const ValueType type = s == testing::kCrashSeries ? ValueType::kInteger : ValueType::kFloat;
-    st = storage->index().Resolve(testing::WorkloadKey(s), type, &sids[s], &stored);
-    if (!st.ok()) Die(st);
+    sids[s] = resolve(testing::WorkloadKey(s), type);
   }
   std::vector<testing::WorkloadPoint> points;
   std::vector<std::vector<PointRecord>> per_shard(static_cast<std::size_t>(shards));
   for (std::int64_t b = first; b < first + batches; ++b) {
     testing::WorkloadBatch(seed, b, &points);
     for (auto& v : per_shard) v.clear();
+    const SeriesId churn = resolve(testing::ChurnKey(b), ValueType::kFloat);
+    per_shard[static_cast<std::size_t>(storage->ShardOf(churn))].push_back(
+        PointRecord{churn, testing::ChurnTs(b), std::bit_cast<std::uint64_t>(testing::ChurnValue(b)),
+                    ValueType::kFloat});
     for (const auto& p : points) {
       PointRecord r;
       r.sid = sids[p.series];
@@ -71,8 +87,10 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < shards; ++i) {
       AppendResult result;
-      st = storage->shard(i).Append(per_shard[static_cast<std::size_t>(i)], &result);
+      st = storage->shard(i).Append(per_shard[static_cast<std::size_t>(i)],
+                                    defs[static_cast<std::size_t>(i)], &result);
       if (!st.ok()) Die(st);
+      defs[static_cast<std::size_t>(i)].clear();
     }
     char line[48];
     const int n = std::snprintf(line, sizeof line, "ack %lld\n", static_cast<long long>(b));
