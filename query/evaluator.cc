@@ -132,7 +132,7 @@ class Evaluator {
   }
 
  private:
-  Status Match(const Expr& sel, std::vector<const SeriesInfo*>* series) {
+  Status Match(const Expr& sel, std::vector<SeriesRef>* series) {
     Status st = catalog_.Match(sel.selector, params_.max_series, series);
     if (!st.ok()) return st.WithContext(sel.selector_text);
     return CheckPoints(series->size(), params_);
@@ -144,10 +144,10 @@ class Evaluator {
                                      "[...] is only supported as the argument of a function "
                                      "such as avg_over_time or rate");
     }
-    std::vector<const SeriesInfo*> series;
+    std::vector<SeriesRef> series;
     INGOT_RETURN_IF_ERROR(Match(e, &series));
     const std::int64_t lookback = params_.lookback_ns;
-    for (const SeriesInfo* info : series) {
+    for (const SeriesRef& info : series) {
       INGOT_RETURN_IF_ERROR(reader_.Read(
           info->sid, SaturatingAdd(SaturatingSub(params_.start_ns, lookback), 1), params_.end_ns));
       const auto ts = reader_.ts();
@@ -175,14 +175,14 @@ class Evaluator {
   }
 
   Status EvalRangeFunction(const Expr& e, EvalResult* out) {
-    std::vector<const SeriesInfo*> series;
+    std::vector<SeriesRef> series;
     INGOT_RETURN_IF_ERROR(Match(*e.lhs, &series));
     // Series are independent and decoding dominates: a large selection is split in two halves,
     // the second evaluated on a helper thread with its own reader, so a query uses two cores.
     constexpr std::size_t kParallelFrom = 16;
     if (series.size() < kParallelFrom) return RangeFunctionOver(e, series, reader_, &out->series);
     const std::size_t half = series.size() / 2;
-    const std::span<const SeriesInfo* const> all(series);
+    const std::span<const SeriesRef> all(series);
     SeriesReader side_reader(reader_.storage());
     std::vector<SeriesResult> side_results;
     auto side = std::async(std::launch::async, [&] {
@@ -198,7 +198,7 @@ class Evaluator {
 
   // Evaluates `e` (a range function over a selector) for `series` with `reader`, appending one
   // result per series with a value. Reads only shared state that is immutable during evaluation.
-  Status RangeFunctionOver(const Expr& e, std::span<const SeriesInfo* const> series,
+  Status RangeFunctionOver(const Expr& e, std::span<const SeriesRef> series,
                            SeriesReader& reader, std::vector<SeriesResult>* results) const {
     const Expr& sel = *e.lhs;
     const std::int64_t range = sel.range_ns;
@@ -259,7 +259,7 @@ class Evaluator {
       }
       return Status::OK();
     };
-    for (const SeriesInfo* info : series) {
+    for (const SeriesRef& info : series) {
       if (summarizable) {
         claimed_count.assign(grid_.n, 0);
         if (needs_values) {

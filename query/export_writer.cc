@@ -131,13 +131,13 @@ const char* ExportContentType(ExportFormat format) {
   return "application/octet-stream";
 }
 
-Status EstimateExportPoints(Storage& storage, const std::vector<const SeriesInfo*>& series,
+Status EstimateExportPoints(Storage& storage, const std::vector<SeriesRef>& series,
                             std::int64_t start_ns, std::int64_t end_ns, std::uint64_t* points) {
   *points = 0;
   if (start_ns > end_ns) return Status::OK();
   std::vector<std::int64_t> head_ts;
   std::vector<double> head_values;
-  for (const SeriesInfo* info : series) {
+  for (const SeriesRef& info : series) {
     INGOT_RETURN_IF_ERROR(
         storage.ForEachChunk(info->sid, start_ns, end_ns, [&](const ChunkView& view) {
           *points += view.count();
@@ -150,7 +150,7 @@ Status EstimateExportPoints(Storage& storage, const std::vector<const SeriesInfo
   return Status::OK();
 }
 
-ExportWriter::ExportWriter(Storage& storage, std::vector<const SeriesInfo*> series,
+ExportWriter::ExportWriter(Storage& storage, std::vector<SeriesRef> series,
                            std::int64_t start_ns, std::int64_t end_ns, ExportFormat format)
     : storage_(storage),
       series_(std::move(series)),

@@ -38,14 +38,14 @@ const char* ExportContentType(ExportFormat format);
 
 // Upper bound of the points an export of `series` over [start_ns, end_ns] holds, from chunk
 // headers and the head buffers (nothing is decoded).
-Status EstimateExportPoints(Storage& storage, const std::vector<const SeriesInfo*>& series,
+Status EstimateExportPoints(Storage& storage, const std::vector<SeriesRef>& series,
                             std::int64_t start_ns, std::int64_t end_ns, std::uint64_t* points);
 
 class ExportWriter {
  public:
   static constexpr std::size_t kPieceBytes = 1 << 20;
 
-  ExportWriter(Storage& storage, std::vector<const SeriesInfo*> series, std::int64_t start_ns,
+  ExportWriter(Storage& storage, std::vector<SeriesRef> series, std::int64_t start_ns,
                std::int64_t end_ns, ExportFormat format);
 
   // Appends the next piece to `*out`; returns false once the body is complete.
@@ -72,7 +72,7 @@ class ExportWriter {
   void WriteError(const Status& st, std::string* out);
 
   Storage& storage_;
-  const std::vector<const SeriesInfo*> series_;
+  const std::vector<SeriesRef> series_;
   const std::int64_t start_ns_;
   const std::int64_t end_ns_;
   const ExportFormat format_;

@@ -195,10 +195,10 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   }
 
   // Resolves every match[] selector (union, sorted by id). False after filling the reply.
-  bool MatchAll(const std::vector<std::string>& selectors, std::vector<const SeriesInfo*>* out,
+  bool MatchAll(const std::vector<std::string>& selectors, std::vector<SeriesRef>* out,
                 HttpReply& reply) {
     out->clear();
-    std::vector<const SeriesInfo*> one;
+    std::vector<SeriesRef> one;
     for (const std::string& text : selectors) {
       Selector selector;
       Status st = ParseSelector(text, &selector);
@@ -214,8 +214,11 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       out->insert(out->end(), one.begin(), one.end());
     }
     std::sort(out->begin(), out->end(),
-              [](const SeriesInfo* a, const SeriesInfo* b) { return a->sid < b->sid; });
-    out->erase(std::unique(out->begin(), out->end()), out->end());
+              [](const SeriesRef& a, const SeriesRef& b) { return a->sid < b->sid; });
+    // Each selector describes its own copies: the same series from two selectors is one series.
+    out->erase(std::unique(out->begin(), out->end(),
+                           [](const SeriesRef& a, const SeriesRef& b) { return a->sid == b->sid; }),
+               out->end());
     if (out->size() > options_.max_series) {
       StatusReply(reply, Status::Busy("the selectors match " + std::to_string(out->size()) +
                                       " series, more than query.max_series = " +
@@ -248,7 +251,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       BadParam(reply, "end", "end timestamp must not be before start time");
       return;
     }
-    std::vector<const SeriesInfo*> series;
+    std::vector<SeriesRef> series;
     if (!MatchAll(selectors, &series, reply)) return;
     std::uint64_t points = 0;
     st = EstimateExportPoints(storage_, series, start_ns, end_ns, &points);
@@ -419,7 +422,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       BadParam(reply, "match[]", "no match[] parameter provided");
       return;
     }
-    std::vector<const SeriesInfo*> series;
+    std::vector<SeriesRef> series;
     if (!MatchAll(selectors, &series, reply)) return;
     std::string body = "{\"status\":\"success\",\"data\":[";
     for (std::size_t i = 0; i < series.size(); ++i) {
@@ -447,11 +450,11 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       StringListReply(reply, catalog_.LabelNames());
       return;
     }
-    std::vector<const SeriesInfo*> series;
+    std::vector<SeriesRef> series;
     if (!MatchAll(selectors, &series, reply)) return;
     std::vector<std::string> names;
     if (!series.empty()) names.emplace_back(kMetricNameLabel);
-    for (const SeriesInfo* info : series) {
+    for (const SeriesRef& info : series) {
       for (const auto& label : info->labels) names.push_back(label.first);
     }
     std::sort(names.begin(), names.end());
@@ -477,10 +480,10 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       StringListReply(reply, catalog_.LabelValues(name));
       return;
     }
-    std::vector<const SeriesInfo*> series;
+    std::vector<SeriesRef> series;
     if (!MatchAll(selectors, &series, reply)) return;
     std::vector<std::string> values;
-    for (const SeriesInfo* info : series) {
+    for (const SeriesRef& info : series) {
       const std::string_view v = info->Label(name);
       if (!v.empty()) values.emplace_back(v);
     }

@@ -1,6 +1,7 @@
 #include "query/series_catalog.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "chunk/series_key.h"
 #include "query/text_format.h"
@@ -46,122 +47,115 @@ std::string PromText(std::string_view name,
   return out;
 }
 
-Status SeriesCatalog::Refresh() {
-  const std::size_t indexed = index_.size();
-  {
-    std::shared_lock lock(mu_);
-    if (series_.size() >= indexed) return Status::OK();
-  }
-  std::lock_guard refresh_lock(refresh_mu_);
-  std::size_t known;
-  {
-    std::shared_lock lock(mu_);
-    known = series_.size();
-  }
-  std::vector<SeriesInfo> added;
-  std::string key;
+Status SeriesCatalog::Describe(SeriesId sid, SeriesRef* out) const {
+  const std::string_view key = index_.KeyOf(sid);
+  if (key.empty()) return Status::NotFound("series id " + std::to_string(sid) + " unknown");
   SeriesKeyParts parts;
-  for (SeriesId sid = known + 1; sid <= indexed; ++sid) {
-    ValueType type;
-    // A series being created is counted before it can be looked up: pick it up next time.
-    if (!index_.Lookup(sid, &key, &type).ok()) break;
-    INGOT_RETURN_IF_ERROR(ParseSeriesKey(key, &parts).WithContext("series " + std::to_string(sid)));
-    SeriesInfo info;
-    info.sid = sid;
-    info.name = parts.measurement + "_" + parts.field;
-    info.labels = std::move(parts.tags);
-    std::sort(info.labels.begin(), info.labels.end());
-    std::vector<std::pair<std::string, std::string>> all;
-    all.reserve(info.labels.size() + 1);
-    all.emplace_back(std::string(kMetricNameLabel), info.name);
-    for (const auto& label : info.labels) all.push_back(label);
-    std::sort(all.begin(), all.end());
-    AppendMetricJson(all, &info.metric_json);
-    info.prom_text = PromText(info.name, info.labels);
-    added.push_back(std::move(info));
-  }
-  std::unique_lock lock(mu_);
-  for (SeriesInfo& info : added) {
-    by_name_[info.name].push_back(info.sid);
-    series_.push_back(std::move(info));
-  }
+  INGOT_RETURN_IF_ERROR(ParseSeriesKey(key, &parts).WithContext("series " + std::to_string(sid)));
+  auto info = std::make_shared<SeriesInfo>();
+  info->sid = sid;
+  info->name = parts.measurement + "_" + parts.field;
+  info->labels = std::move(parts.tags);  // canonical keys hold tags sorted by key
+  std::vector<std::pair<std::string, std::string>> all;
+  all.reserve(info->labels.size() + 1);
+  all.emplace_back(std::string(kMetricNameLabel), info->name);
+  for (const auto& label : info->labels) all.push_back(label);
+  std::sort(all.begin(), all.end());
+  AppendMetricJson(all, &info->metric_json);
+  info->prom_text = PromText(info->name, info->labels);
+  *out = std::move(info);
   return Status::OK();
 }
 
-std::size_t SeriesCatalog::size() const {
-  std::shared_lock lock(mu_);
-  return series_.size();
+namespace {
+
+void SortUnique(std::vector<SeriesId>* ids) {
+  std::sort(ids->begin(), ids->end());
+  ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
+}
+
+// a ∩ b, both sorted.
+std::vector<SeriesId> Intersect(const std::vector<SeriesId>& a, const std::vector<SeriesId>& b) {
+  std::vector<SeriesId> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+// a \ b, both sorted.
+std::vector<SeriesId> Subtract(const std::vector<SeriesId>& a, const std::vector<SeriesId>& b) {
+  std::vector<SeriesId> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+}  // namespace
+
+std::vector<SeriesId> SeriesCatalog::Postings(const LabelMatcher& m, bool* subtract) const {
+  std::vector<SeriesId> ids;
+  // An equality matcher is one postings list; no need to walk the label's values.
+  if (m.op == MatchOp::kEqual && !m.value.empty()) {
+    *subtract = false;
+    return index_.ByTag(m.name, m.value);
+  }
+  // A matcher that accepts "" also accepts series without the label: it is applied by removing
+  // the series whose value it rejects.
+  *subtract = m.Matches("");
+  index_.ForEachTagValue(m.name, [&](std::string_view value, std::span<const std::uint32_t> list) {
+    if (m.Matches(value) != *subtract) ids.insert(ids.end(), list.begin(), list.end());
+  });
+  SortUnique(&ids);
+  return ids;
 }
 
 Status SeriesCatalog::Match(const Selector& selector, std::size_t max_series,
-                            std::vector<const SeriesInfo*>* out) {
+                            std::vector<SeriesRef>* out) {
   out->clear();
-  INGOT_RETURN_IF_ERROR(Refresh());
-  std::vector<const LabelMatcher*> name_matchers;
-  std::vector<const LabelMatcher*> label_matchers;
-  const LabelMatcher* narrowing = nullptr;
+  // Intersections first, smallest lists first would be ideal; the matcher order of a selector
+  // puts the metric name first, which is usually the most selective positive matcher.
+  std::vector<SeriesId> ids;
+  bool have_positive = false;
+  std::vector<std::vector<SeriesId>> subtractions;
   for (const LabelMatcher& m : selector.matchers) {
-    if (m.name == kMetricNameLabel) {
-      name_matchers.push_back(&m);
+    bool subtract = false;
+    std::vector<SeriesId> list = Postings(m, &subtract);
+    if (subtract) {
+      subtractions.push_back(std::move(list));
+    } else if (!have_positive) {
+      ids = std::move(list);
+      have_positive = true;
     } else {
-      label_matchers.push_back(&m);
-      if (m.op == MatchOp::kEqual && !m.value.empty() && narrowing == nullptr) narrowing = &m;
+      ids = Intersect(ids, list);
     }
+    if (have_positive && ids.empty()) return Status::OK();
   }
-  std::shared_lock lock(mu_);
-  const SeriesId known = series_.size();
-  std::vector<SeriesId> candidates;
-  bool all = false;
-  if (!name_matchers.empty()) {
-    for (const auto& [name, ids] : by_name_) {
-      bool ok = true;
-      for (const LabelMatcher* m : name_matchers) ok = ok && m->Matches(name);
-      if (ok) candidates.insert(candidates.end(), ids.begin(), ids.end());
-    }
-    std::sort(candidates.begin(), candidates.end());
-  } else if (narrowing != nullptr) {
-    candidates = index_.ByTag(narrowing->name, narrowing->value);
-  } else {
-    all = true;
+  // The parser refuses selectors whose every matcher accepts "", so this only serves callers
+  // that build selectors by hand.
+  if (!have_positive) ids = index_.AllSeries();
+  for (const std::vector<SeriesId>& s : subtractions) ids = Subtract(ids, s);
+  if (ids.size() > max_series) {
+    return Status::Busy("the selector matches " + std::to_string(ids.size()) +
+                        " series, more than query.max_series = " + std::to_string(max_series) +
+                        "; narrow it down");
   }
-  auto consider = [&](SeriesId sid) -> Status {
-    if (sid == kInvalidSeriesId || sid > known) return Status::OK();
-    const SeriesInfo& info = series_[sid - 1];
-    for (const LabelMatcher* m : label_matchers) {
-      if (!m->Matches(info.Label(m->name))) return Status::OK();
-    }
-    if (out->size() >= max_series) {
-      return Status::Busy("the selector matches more than " +
-                                     std::to_string(max_series) +
-                                     " series (query.max_series); narrow it down");
-    }
-    out->push_back(&info);
-    return Status::OK();
-  };
-  if (all) {
-    for (SeriesId sid = 1; sid <= known; ++sid) INGOT_RETURN_IF_ERROR(consider(sid));
-  } else {
-    for (SeriesId sid : candidates) INGOT_RETURN_IF_ERROR(consider(sid));
+  out->reserve(ids.size());
+  for (SeriesId sid : ids) {
+    SeriesRef info;
+    INGOT_RETURN_IF_ERROR(Describe(sid, &info));
+    out->push_back(std::move(info));
   }
   return Status::OK();
 }
 
 std::vector<std::string> SeriesCatalog::LabelNames() {
   std::vector<std::string> names = index_.TagKeys();
-  names.emplace_back(kMetricNameLabel);
+  if (index_.size() > 0) names.emplace_back(kMetricNameLabel);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 
 std::vector<std::string> SeriesCatalog::LabelValues(std::string_view name) {
-  if (name != kMetricNameLabel) return index_.TagValues(name);
-  Refresh().ok();  // best effort: the names known so far are still an answer
-  std::shared_lock lock(mu_);
-  std::vector<std::string> names;
-  names.reserve(by_name_.size());
-  for (const auto& entry : by_name_) names.push_back(entry.first);
-  return names;
+  return index_.TagValues(name);
 }
 
 }  // namespace ingot

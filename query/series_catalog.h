@@ -1,22 +1,17 @@
 // SeriesCatalog: the reader's view of the series index. A stored series (measurement, tags,
-// field) is exposed as metric `<measurement>_<field>` with its tags as labels, and selectors are
-// resolved to series here.
+// field) is exposed as metric `<measurement>_<field>` with its tags as labels.
 //
-// The catalog mirrors the index: series ids are dense and only ever added, so Refresh() looks up
-// the ids created since the last call and appends their parsed description. Metric names are
-// grouped (name -> ids) so that a `__name__` matcher is evaluated once per distinct name, not once
-// per series; an equality matcher on a tag narrows the candidates through the index's inverted
-// lists before the remaining matchers filter them.
+// The catalog holds no copy of the index: selectors are answered from the index's postings
+// (Prometheus' way: intersect the series of the matchers that need a label value, subtract those
+// of the matchers that exclude values), and only the matched series are described, from their
+// keys, into descriptions the query owns. Memory per series is the index's alone, and a query
+// costs memory proportional to what it matches (bounded by query.max_series).
 //
-// Thread safety: thread-safe. Descriptions are never removed or moved: a `const SeriesInfo*`
-// stays valid as long as the catalog.
+// Thread safety: thread-safe (the index is).
 #pragma once
 
 #include <cstddef>
-#include <deque>
-#include <map>
-#include <mutex>
-#include <shared_mutex>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -40,6 +35,9 @@ struct SeriesInfo {
   std::string_view Label(std::string_view key) const;
 };
 
+// A matched series' description, shared by the parts of one query that use it.
+using SeriesRef = std::shared_ptr<const SeriesInfo>;
+
 class SeriesCatalog {
  public:
   // `index` must outlive the catalog.
@@ -48,27 +46,26 @@ class SeriesCatalog {
   SeriesCatalog(const SeriesCatalog&) = delete;
   SeriesCatalog& operator=(const SeriesCatalog&) = delete;
 
-  // Picks up series created since the last call.
-  Status Refresh();
+  // The series matching every matcher of `selector`, sorted by id. Busy naming `max_series` when
+  // more than that many match (before any is described).
+  Status Match(const Selector& selector, std::size_t max_series, std::vector<SeriesRef>* out);
 
-  // The series matching every matcher of `selector`, sorted by id. Refreshes first. Stops with Busy
-  // naming `max_series` when more than that many match.
-  Status Match(const Selector& selector, std::size_t max_series,
-               std::vector<const SeriesInfo*>* out);
+  // Describes one series; NotFound for an unknown id.
+  Status Describe(SeriesId sid, SeriesRef* out) const;
 
   // Every label name in use, `__name__` included, sorted.
   std::vector<std::string> LabelNames();
   // Every value of label `name` (metric names for `__name__`), sorted.
   std::vector<std::string> LabelValues(std::string_view name);
 
-  std::size_t size() const;
+  std::size_t size() const { return index_.size(); }
 
  private:
+  // Ids of series whose label `m.name` matches `m`, when `m` does not match the empty string;
+  // otherwise the ids whose value does NOT match (to subtract). Sorted ascending.
+  std::vector<SeriesId> Postings(const LabelMatcher& m, bool* subtract) const;
+
   const SeriesIndex& index_;
-  mutable std::shared_mutex mu_;
-  std::deque<SeriesInfo> series_;                // series_[sid - 1]
-  std::map<std::string, std::vector<SeriesId>, std::less<>> by_name_;
-  std::mutex refresh_mu_;                        // one refresher at a time
 };
 
 // Renders `{"__name__":..., labels...}` / `name{k="v",...}` for an arbitrary label set (the
