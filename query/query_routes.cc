@@ -21,6 +21,7 @@
 #include "query/export_writer.h"
 #include "query/expr.h"
 #include "query/series_catalog.h"
+#include "query/tsdb_status.h"
 #include "query/series_reader.h"
 #include "query/text_format.h"
 
@@ -37,9 +38,18 @@ constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMaxStepsPerSeries = 11000;
 constexpr std::size_t kResultPieceBytes = 1 << 20;
 
-enum class Endpoint { kExport, kQuery, kQueryRange, kSeries, kLabels, kLabelValues, kCount };
-constexpr const char* kEndpointNames[] = {"export", "query", "query_range", "series", "labels",
-                                          "label_values"};
+enum class Endpoint {
+  kExport,
+  kQuery,
+  kQueryRange,
+  kSeries,
+  kLabels,
+  kLabelValues,
+  kTsdbStatus,
+  kCount
+};
+constexpr const char* kEndpointNames[] = {"export", "query",        "query_range", "series",
+                                          "labels", "label_values", "tsdb_status"};
 
 struct QueryMetrics {
   Counter* queries[static_cast<int>(Endpoint::kCount)];
@@ -492,6 +502,22 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     StringListReply(reply, values);
   }
 
+  void TsdbStatus(const HttpRequest& request, HttpReply& reply) {
+    const Params params(request);
+    std::size_t top_n = kTsdbStatusDefaultTopN;
+    for (std::string_view name : {"limit", "topN"}) {
+      const std::string* text = params.Get(name);
+      if (text == nullptr) continue;
+      Status st = ParseTsdbStatusTopN(*text, &top_n);
+      if (!st.ok()) {
+        BadParam(reply, name, st.message());
+        return;
+      }
+    }
+    SetReply(reply, http::status::ok, "application/json",
+             TsdbStatusJson(storage_.index().Stats(top_n)));
+  }
+
   void MetricsPage(const HttpRequest&, HttpReply& reply) {
     std::string body;
     MetricsRegistry::Default().RenderPrometheus(&body);
@@ -517,6 +543,12 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
           static_cast<double>(head_series));
     gauge("ingot_head_points", "Points in open head buffers (not yet sealed).",
           static_cast<double>(head_points));
+    gauge("ingot_series_index_bytes",
+          "Heap bytes of the series index (keys, label postings, hash tables).",
+          static_cast<double>(storage_.index().memory_bytes()));
+    gauge("ingot_series_definitions_pending",
+          "New series whose definitions are in the WAL only, not yet in the index family.",
+          static_cast<double>(storage_.index().pending_definitions()));
     const StorageMetrics& sm = ::ingot::Metrics();
     const double sealed_bytes = static_cast<double>(sm.chunk_bytes_written->Value());
     const double sealed_values = static_cast<double>(sm.values_sealed->Value());
@@ -652,6 +684,8 @@ void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOption
                      api->Limited(Endpoint::kLabelValues, &QueryApi::LabelValues));
   }
   router.Add(http::verb::get, "/api/v1/status/buildinfo", BuildInfo);
+  router.Add(http::verb::get, "/api/v1/status/tsdb",
+             api->Limited(Endpoint::kTsdbStatus, &QueryApi::TsdbStatus));
   router.Add(http::verb::get, "/metrics",
              [api](const HttpRequest& request, HttpReply& reply) { api->MetricsPage(request, reply); });
   router.Add(http::verb::get, "/health", Health);

@@ -4,6 +4,7 @@
 #include <random>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "config/version.h"
 #include "query/evaluator.h"
@@ -269,6 +270,35 @@ TEST_F(QueryApiTest, SeriesLabelsAndValues) {
   EXPECT_NE(info.body.find(std::string("\"ingotVersion\":\"") + kVersion + "\""),
             std::string::npos)
       << info.body;
+}
+
+TEST_F(QueryApiTest, TsdbStatusRanksSeriesAsPrometheusAnswers) {
+  for (int i = 0; i < 5; ++i) Add("pod", {{"id", std::to_string(i)}, {"host", "c"}}, "up", {{kT0, 1}});
+  const Response r = Get("/api/v1/status/tsdb?limit=2");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const nlohmann::json j = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << r.body;
+  EXPECT_EQ(j["status"], "success");
+  const auto& d = j["data"];
+  EXPECT_EQ(d["headStats"]["numSeries"], 9);
+  EXPECT_EQ(d["totalSeries"], 9);
+  ASSERT_EQ(d["seriesCountByMetricName"].size(), 2u);
+  EXPECT_EQ(d["seriesCountByMetricName"][0]["name"], "pod_up");
+  EXPECT_EQ(d["seriesCountByMetricName"][0]["value"], 5);
+  EXPECT_EQ(d["seriesCountByMetricName"][1]["name"], "cpu_usage");
+  EXPECT_EQ(d["labelValueCountByLabelName"][0]["name"], "id");
+  EXPECT_EQ(d["labelValueCountByLabelName"][0]["value"], 5);
+  EXPECT_EQ(d["seriesCountByLabelValuePair"][0]["name"], "host=c");
+  EXPECT_EQ(d["seriesCountByLabelValuePair"][0]["value"], 5);
+  EXPECT_EQ(d["seriesCountByLabelName"][0]["name"], "__name__");
+  EXPECT_EQ(d["seriesCountByLabelName"][0]["value"], 9);
+  EXPECT_TRUE(d["memoryInBytesByLabelName"].is_array());
+  // VictoriaMetrics' parameter name works too; bad values name the parameter.
+  EXPECT_EQ(Get("/api/v1/status/tsdb?topN=1").status, 200);
+  const Response bad = Get("/api/v1/status/tsdb?limit=0");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find(R"(invalid parameter \"limit\")"), std::string::npos) << bad.body;
+  EXPECT_EQ(Get("/api/v1/status/tsdb?topN=x").status, 400);
 }
 
 TEST_F(QueryApiTest, OperationsEndpoints) {
