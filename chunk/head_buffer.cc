@@ -6,21 +6,22 @@
 namespace ingot {
 
 namespace {
-constexpr std::size_t kMinSlots = 2;
 constexpr std::size_t kMaxSlots = kChunkCapacity + 1;
 }  // namespace
 
 void HeadBuffer::Grow() {
-  // Doubling, capped at one chunk plus the overflow slot: plain doubling would jump from 1024 to
-  // 2048 slots for the single overflowing point.
+  // By half (doubling while small), capped at one chunk plus the overflow slot: growth by a
+  // factor would jump past 1025 slots for the single overflowing point.
   const std::size_t cap = cap_;
-  const std::size_t next = std::min(std::max(kMinSlots, cap * 2), std::max(kMaxSlots, cap + 1));
-  auto grown = std::make_unique_for_overwrite<std::uint64_t[]>(next * 2);
+  const std::size_t grown_cap = cap < 4 ? cap * 2 : cap + cap / 2;
+  const std::size_t next = std::min(grown_cap, std::max(kMaxSlots, cap + 1));
+  auto* grown = new std::uint64_t[next * 2];
   if (size_ != 0) {
-    std::memcpy(grown.get(), ts_data(), size_ * sizeof(std::int64_t));
-    std::memcpy(grown.get() + next, values_data(), size_ * sizeof(std::uint64_t));
+    std::memcpy(grown, ts_data(), size_ * sizeof(std::int64_t));
+    std::memcpy(grown + next, values_data(), size_ * sizeof(std::uint64_t));
   }
-  data_ = std::move(grown);
+  FreeHeap();
+  u_.heap = grown;
   cap_ = static_cast<std::uint16_t>(next);
 }
 
@@ -55,8 +56,7 @@ void HeadBuffer::DropFront(std::size_t n, bool sealed) {
 
 void HeadBuffer::ReleaseMemoryIfEmpty() {
   if (size_ != 0) return;
-  data_.reset();
-  cap_ = 0;
+  FreeHeap();
 }
 
 }  // namespace ingot

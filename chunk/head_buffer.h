@@ -2,10 +2,10 @@
 //
 // Holds at most kChunkCapacity points plus one: the point that overflows a full buffer is
 // inserted first and then the oldest kChunkCapacity points are sealed, so an out-of-order point
-// that belongs inside a full buffer is still accepted. Timestamps and values share one
-// allocation that grows on demand (2, 4, 8, ... 1025 slots of 16 bytes): with a million series
-// the per-series overhead is what sizes the node, so an empty buffer is 40 bytes and no heap, a
-// one-point buffer 40 + 32 bytes, and a full one ~16 KiB.
+// that belongs inside a full buffer is still accepted. With a million series the per-series
+// overhead is what sizes the node: one point lives inline (a 48-byte buffer, no heap); from the
+// second on, timestamps and values share one allocation that grows by half (2, 4, 6, 9, ...
+// 1025 slots of 16 bytes), so ten points take 13 slots and a full buffer ~16 KiB.
 //
 // Inserts: appending in time order is the fast path (one compare, one store per array); an older
 // point is placed by binary search and a duplicate timestamp replaces the stored value (last write
@@ -18,7 +18,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <span>
 
 #include "chunk/chunk_format.h"
@@ -35,8 +34,17 @@ class HeadBuffer {
 
   HeadBuffer(ValueType type, std::int64_t newest_sealed_ts_ns)
       : newest_sealed_ts_ns_(newest_sealed_ts_ns), type_(type) {}
-  HeadBuffer(HeadBuffer&&) noexcept = default;
-  HeadBuffer& operator=(HeadBuffer&&) noexcept = default;
+  ~HeadBuffer() { FreeHeap(); }
+  HeadBuffer(HeadBuffer&& o) noexcept { MoveFrom(o); }
+  HeadBuffer& operator=(HeadBuffer&& o) noexcept {
+    if (this != &o) {
+      FreeHeap();
+      MoveFrom(o);
+    }
+    return *this;
+  }
+  HeadBuffer(const HeadBuffer&) = delete;
+  HeadBuffer& operator=(const HeadBuffer&) = delete;
 
   // `value_bits`: double bits for float series, the int64 for integer/boolean series.
   InsertResult Insert(std::int64_t ts_ns, std::uint64_t value_bits) {
@@ -68,16 +76,39 @@ class HeadBuffer {
   void ReleaseMemoryIfEmpty();
 
   // Bytes of heap held by the buffer (capacity, not size).
-  std::size_t heap_bytes() const { return std::size_t{cap_} * 2 * sizeof(std::uint64_t); }
+  std::size_t heap_bytes() const {
+    return on_heap() ? std::size_t{cap_} * 2 * sizeof(std::uint64_t) : 0;
+  }
 
   ValueType type() const { return type_; }
   std::int64_t newest_sealed_ts_ns() const { return newest_sealed_ts_ns_; }
   codec::SeriesHint& hint() { return hint_; }
 
  private:
-  // Layout of data_: cap_ timestamps, then cap_ values.
-  std::int64_t* ts_data() const { return reinterpret_cast<std::int64_t*>(data_.get()); }
-  std::uint64_t* values_data() const { return data_.get() + cap_; }
+  // Inline (cap_ == 1): the point is in u_.ts and inline_value_. On the heap (cap_ >= 2): cap_
+  // timestamps, then cap_ values.
+  bool on_heap() const { return cap_ >= 2; }
+  std::int64_t* ts_data() const {
+    return on_heap() ? reinterpret_cast<std::int64_t*>(u_.heap) : const_cast<std::int64_t*>(&u_.ts);
+  }
+  std::uint64_t* values_data() const {
+    return on_heap() ? u_.heap + cap_ : const_cast<std::uint64_t*>(&inline_value_);
+  }
+  void FreeHeap() {
+    if (on_heap()) delete[] u_.heap;
+    cap_ = 1;
+  }
+  void MoveFrom(HeadBuffer& o) {
+    u_ = o.u_;
+    inline_value_ = o.inline_value_;
+    newest_sealed_ts_ns_ = o.newest_sealed_ts_ns_;
+    size_ = o.size_;
+    cap_ = o.cap_;
+    type_ = o.type_;
+    hint_ = o.hint_;
+    o.cap_ = 1;
+    o.size_ = 0;
+  }
   void Append(std::int64_t ts_ns, std::uint64_t value_bits) {
     if (size_ == cap_) Grow();
     ts_data()[size_] = ts_ns;
@@ -87,11 +118,15 @@ class HeadBuffer {
   InsertResult InsertSlow(std::int64_t ts_ns, std::uint64_t value_bits);
   void Grow();
 
-  std::unique_ptr<std::uint64_t[]> data_;
-  std::int64_t newest_sealed_ts_ns_;
+  union {
+    std::uint64_t* heap;
+    std::int64_t ts;
+  } u_{};
+  std::uint64_t inline_value_ = 0;
+  std::int64_t newest_sealed_ts_ns_ = kNoSealedTs;
   std::uint16_t size_ = 0;
-  std::uint16_t cap_ = 0;
-  ValueType type_;
+  std::uint16_t cap_ = 1;
+  ValueType type_ = ValueType::kFloat;
   codec::SeriesHint hint_;
 };
 

@@ -14,9 +14,7 @@ namespace ingot {
 
 namespace {
 
-constexpr std::uint32_t kMeasurementName = 0;
-constexpr std::uint32_t kFieldName = 1;
-constexpr std::uint32_t kMetricNameName = 2;
+constexpr std::uint32_t kMetricNameName = 0;
 
 Gauge& SeriesGauge() {
   static Gauge& g =
@@ -74,9 +72,6 @@ SeriesIndex::SeriesIndex(ChunkStore& store, const LimitsOptions& limits)
       limits_(limits),
       record_pages_(new std::atomic<Record*>[kRecordPages]) {
   for (std::size_t i = 0; i < kRecordPages; ++i) record_pages_[i].store(nullptr);
-  symbol_views_.emplace_back();
-  names_.push_back(LabelName{"measurement", {}, 0});
-  names_.push_back(LabelName{"field", {}, 0});
   names_.push_back(LabelName{kMetricName, {}, 0});
   pairs_.emplace_back();
   rate_tokens_ = limits_.max_new_series_per_minute;
@@ -294,8 +289,6 @@ Status SeriesIndex::CreateLocked(std::string_view key, std::uint64_t hash, Value
   {
     std::unique_lock lock(mu_);
     const auto id = static_cast<std::uint32_t>(sid);
-    AddPostingLocked(kMeasurementName, parts.measurement, id);
-    AddPostingLocked(kFieldName, parts.field, id);
     std::string metric;
     metric.reserve(parts.measurement.size() + 1 + parts.field.size());
     metric.append(parts.measurement).append("_").append(parts.field);
@@ -312,22 +305,10 @@ Status SeriesIndex::CreateLocked(std::string_view key, std::uint64_t hash, Value
   return Status::OK();
 }
 
-std::uint32_t SeriesIndex::InternLocked(std::string_view s) {
-  const std::uint64_t hash = HashKey(s);
-  std::uint32_t id =
-      symbol_table_.Find(hash, [&](std::uint32_t i) { return symbol_views_[i] == s; });
-  if (id == 0) {
-    id = static_cast<std::uint32_t>(symbol_views_.size());
-    symbol_views_.push_back(symbols_.Add(s));
-    symbol_table_.Insert(hash, id);
-  }
-  return id;
-}
-
 std::uint32_t SeriesIndex::NameIndexLocked(std::string_view name) {
   auto it = tag_names_.find(name);
   if (it != tag_names_.end()) return it->second;
-  const std::string_view interned = symbol_views_[InternLocked(name)];
+  const std::string_view interned = values_.Add(name);
   const auto index = static_cast<std::uint32_t>(names_.size());
   names_.push_back(LabelName{interned, {}, 0});
   tag_names_.emplace(interned, index);
@@ -341,7 +322,11 @@ void SeriesIndex::AddPostingLocked(std::uint32_t name, std::string_view value, s
   });
   if (pair == 0) {
     pair = static_cast<std::uint32_t>(pairs_.size());
-    pairs_.push_back(Pair{name, InternLocked(value), PostingList()});
+    // Values are not interned across names: a value shared by two label names is rare, and
+    // interning would cost a table slot and a view per value for every high-cardinality label.
+    const std::string_view stored = values_.Add(value);
+    pairs_.push_back(Pair{stored.data(), static_cast<std::uint32_t>(stored.size()), name,
+                          PostingList()});
     pair_table_.Insert(hash, pair);
     names_[name].pairs.push_back(pair);
   }
@@ -492,16 +477,6 @@ std::vector<std::string> SeriesIndex::ValuesOf(std::uint32_t name) const {
   return out;
 }
 
-std::vector<SeriesId> SeriesIndex::ByMeasurement(std::string_view measurement) const {
-  std::shared_lock lock(mu_);
-  return PostingsCopy(kMeasurementName, measurement);
-}
-
-std::vector<SeriesId> SeriesIndex::ByField(std::string_view field) const {
-  std::shared_lock lock(mu_);
-  return PostingsCopy(kFieldName, field);
-}
-
 std::vector<SeriesId> SeriesIndex::ByTag(std::string_view key, std::string_view value) const {
   std::shared_lock lock(mu_);
   if (key == kMetricName) return PostingsCopy(kMetricNameName, value);
@@ -519,16 +494,6 @@ std::vector<SeriesId> SeriesIndex::AllSeries() const {
   return out;
 }
 
-std::vector<std::string> SeriesIndex::Measurements() const {
-  std::shared_lock lock(mu_);
-  return ValuesOf(kMeasurementName);
-}
-
-std::vector<std::string> SeriesIndex::Fields() const {
-  std::shared_lock lock(mu_);
-  return ValuesOf(kFieldName);
-}
-
 std::vector<std::string> SeriesIndex::TagKeys() const {
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
@@ -538,11 +503,18 @@ std::vector<std::string> SeriesIndex::TagKeys() const {
   return out;
 }
 
-std::vector<std::string> SeriesIndex::TagValues(std::string_view key) const {
-  std::shared_lock lock(mu_);
-  if (key == kMetricName) return ValuesOf(kMetricNameName);
-  auto it = tag_names_.find(key);
-  return it == tag_names_.end() ? std::vector<std::string>{} : ValuesOf(it->second);
+std::vector<std::string_view> SeriesIndex::TagValues(std::string_view key) const {
+  std::vector<std::string_view> out;
+  {
+    std::shared_lock lock(mu_);
+    const LabelName* name = FindName(key);
+    if (name == nullptr) return out;
+    out.reserve(name->pairs.size());
+    for (std::uint32_t p : name->pairs) out.push_back(ValueOf(pairs_[p]));
+  }
+  // Sorted outside the lock: the views point into the arena, which never moves or frees.
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void SeriesIndex::ForEachTagValue(
@@ -613,8 +585,7 @@ std::size_t SeriesIndex::memory_bytes() const {
     bytes += s.table.heap_bytes();
   }
   std::shared_lock lock(mu_);
-  bytes += symbols_.bytes_reserved() + symbol_views_.size() * sizeof(std::string_view) +
-           symbol_table_.heap_bytes() + pair_table_.heap_bytes() + pairs_.size() * sizeof(Pair);
+  bytes += values_.bytes_reserved() + pair_table_.heap_bytes() + pairs_.size() * sizeof(Pair);
   for (const LabelName& n : names_) bytes += n.pairs.capacity() * 4;
   for (const Pair& p : pairs_) bytes += p.ids.heap_bytes();
   return bytes;

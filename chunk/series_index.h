@@ -2,9 +2,10 @@
 // series limits. One compact in-memory copy serves ingest and query alike.
 //
 // Memory (the node's cost per series): a series is its canonical key once, in an arena, a 16-byte
-// record (key view, type) and a 12-byte hash slot; label names and values are interned once each,
-// and every label pair owns one PostingList (the ascending ids carrying it, the first id inline).
-// Nothing is kept per series in any other module: readers describe a series from its key.
+// record (key view, type) and a 12-byte hash slot; every label pair (metric name or tag) is stored
+// once with one PostingList (the ascending ids carrying it, the first id inline): a label value
+// unique to one series costs its bytes, a 32-byte pair and a hash slot. Nothing is kept per
+// series in any other module: readers describe a series from its key.
 //
 // Durability: creating a series is in memory only, and cheap. Its definition (id, type, key) is
 // logged by the caller together with the series' points in the shard WAL (AppendDefinition),
@@ -139,19 +140,16 @@ class SeriesIndex {
   SeriesId first_new_sid() const { return first_new_sid_; }
 
   // --- postings (sorted ascending ids) ---
-  std::vector<SeriesId> ByMeasurement(std::string_view measurement) const;
-  std::vector<SeriesId> ByField(std::string_view field) const;
   // `key` is a tag key, or kMetricName for metric names.
   std::vector<SeriesId> ByTag(std::string_view key, std::string_view value) const;
   std::vector<SeriesId> AllSeries() const;
 
-  // Sorted names.
-  std::vector<std::string> Measurements() const;
-  std::vector<std::string> Fields() const;
   // Tag keys in use (kMetricName not included).
   std::vector<std::string> TagKeys() const;
-  // Values of tag `key`, or metric names for kMetricName.
-  std::vector<std::string> TagValues(std::string_view key) const;
+  // Values of tag `key`, or metric names for kMetricName, sorted, as views into the index valid
+  // as long as the index: no copy of the values, so that listing a million-value label costs 16
+  // bytes per value while the answer is built.
+  std::vector<std::string_view> TagValues(std::string_view key) const;
 
   // Calls fn(value, ids) for every value of `key` (a tag key or kMetricName), in no particular
   // order, under the shared lock: `fn` must not call back into the index. Views are valid during
@@ -190,8 +188,9 @@ class SeriesIndex {
     std::uint64_t series = 0;          // series carrying this name
   };
   struct Pair {
-    std::uint32_t name = 0;   // index into names_
-    std::uint32_t value = 0;  // symbol id
+    const char* value = nullptr;  // in values_
+    std::uint32_t value_len = 0;
+    std::uint32_t name = 0;       // index into names_
     PostingList ids;
   };
 
@@ -206,9 +205,7 @@ class SeriesIndex {
   // REQUIRES: mu_ held exclusively.
   std::uint32_t NameIndexLocked(std::string_view name);
   void AddPostingLocked(std::uint32_t name, std::string_view value, std::uint32_t sid);
-  // Returns the symbol id of `s`, adding it when new.
-  std::uint32_t InternLocked(std::string_view s);
-  std::string_view ValueOf(const Pair& p) const { return symbol_views_[p.value]; }
+  static std::string_view ValueOf(const Pair& p) { return {p.value, p.value_len}; }
   // REQUIRES: mu_ held (shared is enough).
   const LabelName* FindName(std::string_view name) const;
   std::vector<SeriesId> PostingsCopy(std::uint32_t name, std::string_view value) const;
@@ -235,10 +232,8 @@ class SeriesIndex {
   Stripe stripes_[kStripes];
 
   mutable std::shared_mutex mu_;  // guards everything below
-  StringArena symbols_;
-  std::deque<std::string_view> symbol_views_;  // by symbol id; [0] unused
-  IdHashTable symbol_table_;
-  std::deque<LabelName> names_;   // [0] measurement, [1] field, [2] metric name, then tag keys
+  StringArena values_;            // label names and values
+  std::deque<LabelName> names_;   // [0] metric name, then tag keys
   std::unordered_map<std::string_view, std::uint32_t> tag_names_;
   std::deque<Pair> pairs_;        // [0] unused
   IdHashTable pair_table_;

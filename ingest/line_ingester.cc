@@ -5,8 +5,6 @@
 #include <cstring>
 #include <limits>
 
-#include <xxhash.h>
-
 #include "chunk/series_key.h"
 #include "ingest/ingest_metrics.h"
 #include "ingest/line_protocol_escape.h"
@@ -20,9 +18,11 @@ RateLimiter& BadLineLimiter() {
   return limiter;
 }
 
-// A cache that outgrows this is dropped and rebuilt: a connection that streams ever-new series
-// must not hold their keys forever.
-constexpr std::size_t kMaxCachedPrefixes = 1 << 20;
+// Bounds of a connection's series cache (see SeriesCache): ~32 bytes per entry plus the raw key
+// bytes, so at most ~8 MiB + 4 MiB per connection; a miss costs one canonical key and one index
+// lookup.
+constexpr std::size_t kMaxCachedSeries = 1 << 17;
+constexpr std::size_t kMaxCachedKeyBytes = 4 << 20;
 
 // True when `v` converts to a double and back unchanged. (Comparing the converted value against
 // 2^53 is not enough: 2^53 + 1 rounds down to 2^53 and would pass.) The upper bound keeps the
@@ -53,10 +53,6 @@ ValueType WantedType(FieldType type) {
 
 }  // namespace
 
-std::size_t LineIngester::PrefixHash::operator()(std::string_view s) const noexcept {
-  return static_cast<std::size_t>(XXH3_64bits(s.data(), s.size()));
-}
-
 LineIngester::LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& clock,
                            Precision precision, std::size_t max_line_bytes, std::string context)
     : shards_(shards),
@@ -65,6 +61,7 @@ LineIngester::LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& cl
       max_line_bytes_(max_line_bytes),
       context_(std::move(context)),
       parser_(precision),
+      cache_(kMaxCachedSeries, kMaxCachedKeyBytes),
       log_(Logger("ingest")) {
   open_.resize(static_cast<std::size_t>(shards_.shard_count()));
 }
@@ -133,12 +130,7 @@ void LineIngester::HandleLine(std::string_view line, std::int64_t now_ns) {
     return;
   }
 
-  auto it = cache_.find(parsed_.series_prefix);
-  if (it == cache_.end()) {
-    if (cache_.size() >= kMaxCachedPrefixes) cache_.clear();
-    it = cache_.emplace(std::string(parsed_.series_prefix), PrefixEntry{}).first;
-  }
-  PrefixEntry& entry = it->second;
+  const std::uint64_t prefix_hash = SeriesCache::HashPrefix(parsed_.series_prefix);
   for (std::size_t i = 0; i < parsed_.fields.size(); ++i) {
     const Field& field = parsed_.fields[i];
     if (field.type == FieldType::kString) {
@@ -146,25 +138,17 @@ void LineIngester::HandleLine(std::string_view line, std::int64_t now_ns) {
       Metrics().points_string_field->Add();
       continue;
     }
-    const FieldEntry* series = ResolveField(entry, i, parsed_, field, WantedType(field.type));
-    if (series == nullptr) continue;
-    AddPoint(*series, parsed_.ts_ns, field);
+    SeriesCache::Entry series;
+    if (!cache_.Find(prefix_hash, parsed_.series_prefix, field.key, &series)) {
+      if (!ResolveField(prefix_hash, parsed_, field, WantedType(field.type), &series)) continue;
+    }
+    AddPoint(series, parsed_.ts_ns, field);
   }
 }
 
-const LineIngester::FieldEntry* LineIngester::ResolveField(PrefixEntry& entry,
-                                                           std::size_t position,
-                                                           const ParsedLine& line,
-                                                           const Field& field,
-                                                           ValueType wanted) {
-  // Agents write the fields of a measurement in the same order every time: try that slot first.
-  if (position < entry.fields.size() && entry.fields[position].raw_key == field.key) {
-    return &entry.fields[position];
-  }
-  for (const FieldEntry& f : entry.fields) {
-    if (f.raw_key == field.key) return &f;
-  }
-  // Slow path: the canonical key, then the index (creates the series durably when new).
+bool LineIngester::ResolveField(std::uint64_t prefix_hash, const ParsedLine& line,
+                                const Field& field, ValueType wanted, SeriesCache::Entry* out) {
+  // Slow path: the canonical key, then the index (creates the series when new).
   tag_scratch_.resize(line.tags.size());
   for (std::size_t t = 0; t < line.tags.size(); ++t) {
     tag_scratch_[t].first.clear();
@@ -173,13 +157,13 @@ const LineIngester::FieldEntry* LineIngester::ResolveField(PrefixEntry& entry,
     AppendUnescaped(line.tags[t].value, EscapeContext::kTagValue, &tag_scratch_[t].second);
   }
   std::sort(tag_scratch_.begin(), tag_scratch_.end());
-  std::vector<TagView> tags;
-  tags.reserve(tag_scratch_.size());
-  for (const auto& [k, v] : tag_scratch_) tags.emplace_back(k, v);
-  std::string measurement, field_name;
-  AppendUnescaped(line.measurement, EscapeContext::kMeasurement, &measurement);
-  AppendUnescaped(field.key, EscapeContext::kFieldKey, &field_name);
-  BuildSeriesKey(measurement, tags, field_name, &key_scratch_);
+  tag_views_.clear();
+  for (const auto& [k, v] : tag_scratch_) tag_views_.emplace_back(k, v);
+  measurement_scratch_.clear();
+  field_scratch_.clear();
+  AppendUnescaped(line.measurement, EscapeContext::kMeasurement, &measurement_scratch_);
+  AppendUnescaped(field.key, EscapeContext::kFieldKey, &field_scratch_);
+  BuildSeriesKey(measurement_scratch_, tag_views_, field_scratch_, &key_scratch_);
   ResolvedSeries resolved;
   Status st = index_.Resolve(key_scratch_, wanted, &resolved);
   if (!st.ok()) {
@@ -187,14 +171,15 @@ const LineIngester::FieldEntry* LineIngester::ResolveField(PrefixEntry& entry,
     if (resolved.rejection == SeriesRejection::kNone) Metrics().points_storage_error->Add();
     LogBadLine("line " + std::to_string(stats_.lines) + ": series '" + Truncated(key_scratch_) +
                "' refused: " + st.ToString());
-    return nullptr;
+    return false;
   }
   if (resolved.definition_pending) {
     // Logged ahead of this connection's first point of the series, in the series' shard WAL.
     index_.AppendDefinition(resolved.sid, &OpenBatch(shards_.ShardOf(resolved.sid)).definitions);
   }
-  entry.fields.push_back(FieldEntry{std::string(field.key), resolved.sid, resolved.type});
-  return &entry.fields.back();
+  *out = SeriesCache::Entry{resolved.sid, resolved.type};
+  cache_.Insert(prefix_hash, line.series_prefix, field.key, *out);
+  return true;
 }
 
 Batch& LineIngester::OpenBatch(int shard) {
@@ -206,7 +191,7 @@ Batch& LineIngester::OpenBatch(int shard) {
   return *batch;
 }
 
-void LineIngester::AddPoint(const FieldEntry& series, std::int64_t ts_ns, const Field& field) {
+void LineIngester::AddPoint(const SeriesCache::Entry& series, std::int64_t ts_ns, const Field& field) {
   std::uint64_t bits = 0;
   bool ok = true;
   const char* conflict = nullptr;

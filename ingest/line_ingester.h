@@ -2,8 +2,9 @@
 // HTTP /write request.
 //
 // Lines are parsed in place from the caller's buffer. Each field of a line is one series; series
-// are resolved through a per-ingester cache keyed by the line's series prefix (measurement and
-// tags exactly as written), so the steady state costs one hash lookup per line and no allocation.
+// are resolved through a per-ingester SeriesCache keyed by the line's series prefix (measurement
+// and tags exactly as written) and field key, so the steady state costs one hash of the prefix
+// per line, one probe per field and no allocation.
 // A cache miss builds the canonical key (unescaped, tags sorted) and resolves it in the series
 // index, which creates the series in memory if needed (subject to the series limits); while a
 // series' definition is pending, the definition goes into the shard batch ahead of its points, so
@@ -18,13 +19,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "chunk/series_index.h"
 #include "config/clock.h"
 #include "config/logging.h"
 #include "ingest/line_parser.h"
+#include "ingest/series_cache.h"
 #include "ingest/shard_set.h"
 #include "ingest/tcp_server.h"
 
@@ -59,28 +60,12 @@ class LineIngester final : public LineConsumer {
   std::uint64_t storage_rejected() const { return completion_.rejected(); }
 
  private:
-  struct FieldEntry {
-    std::string raw_key;  // escaped, as in the input
-    SeriesId sid;
-    ValueType type;
-  };
-  struct PrefixEntry {
-    std::vector<FieldEntry> fields;
-  };
-  struct PrefixHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept;
-  };
-  struct PrefixEqual {
-    using is_transparent = void;
-    bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
-  };
-
   void HandleLine(std::string_view line, std::int64_t now_ns);
-  // Returns the entry for the field, resolving the series on a miss; null if it cannot be made.
-  const FieldEntry* ResolveField(PrefixEntry& entry, std::size_t position, const ParsedLine& line,
-                                 const Field& field, ValueType wanted);
-  void AddPoint(const FieldEntry& series, std::int64_t ts_ns, const Field& field);
+  // Resolves a field's series through the index and caches it; false (counted, logged) when the
+  // series cannot be made.
+  bool ResolveField(std::uint64_t prefix_hash, const ParsedLine& line, const Field& field,
+                    ValueType wanted, SeriesCache::Entry* out);
+  void AddPoint(const SeriesCache::Entry& series, std::int64_t ts_ns, const Field& field);
   // The open batch of `shard`, taken from the pool when there is none.
   Batch& OpenBatch(int shard);
   void Flush();
@@ -93,7 +78,7 @@ class LineIngester final : public LineConsumer {
   const std::string context_;
   LineParser parser_;
   ParsedLine parsed_;
-  std::unordered_map<std::string, PrefixEntry, PrefixHash, PrefixEqual> cache_;
+  SeriesCache cache_;
   std::vector<std::unique_ptr<Batch>> open_;  // one per shard
   Completion completion_;
   IngestStats stats_;
@@ -101,6 +86,9 @@ class LineIngester final : public LineConsumer {
   std::string key_scratch_;
   std::string unescape_scratch_;
   std::vector<std::pair<std::string, std::string>> tag_scratch_;
+  std::vector<TagView> tag_views_;
+  std::string measurement_scratch_;
+  std::string field_scratch_;
   std::shared_ptr<spdlog::logger> log_;
 };
 

@@ -443,8 +443,12 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     SetReply(reply, http::status::ok, "application/json", std::move(body));
   }
 
-  static void StringListReply(HttpReply& reply, const std::vector<std::string>& items) {
+  template <typename Text>
+  static void StringListReply(HttpReply& reply, const std::vector<Text>& items) {
     std::string body = "{\"status\":\"success\",\"data\":[";
+    std::size_t bytes = 64;
+    for (const Text& item : items) bytes += item.size() + 3;
+    body.reserve(bytes);
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (i != 0) body.push_back(',');
       AppendJsonString(items[i], &body);

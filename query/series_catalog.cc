@@ -154,7 +154,7 @@ std::vector<std::string> SeriesCatalog::LabelNames() {
   return names;
 }
 
-std::vector<std::string> SeriesCatalog::LabelValues(std::string_view name) {
+std::vector<std::string_view> SeriesCatalog::LabelValues(std::string_view name) {
   return index_.TagValues(name);
 }
 

@@ -56,7 +56,8 @@ class SeriesCatalog {
   // Every label name in use, `__name__` included, sorted.
   std::vector<std::string> LabelNames();
   // Every value of label `name` (metric names for `__name__`), sorted.
-  std::vector<std::string> LabelValues(std::string_view name);
+  // Views into the index, valid as long as the index.
+  std::vector<std::string_view> LabelValues(std::string_view name);
 
   std::size_t size() const { return index_.size(); }
 

@@ -103,8 +103,9 @@ TEST_F(SeriesCatalogTest, LabelNamesAndValuesComeFromTheIndex) {
   Add("cpu", {{"host", "b"}}, "usage", {{testing::kT0, 1}});
   Add("cpu", {{"host", "a"}, {"dc", "x"}}, "idle", {{testing::kT0, 1}});
   EXPECT_EQ(catalog().LabelNames(), (std::vector<std::string>{"__name__", "dc", "host"}));
-  EXPECT_EQ(catalog().LabelValues("host"), (std::vector<std::string>{"a", "b"}));
-  EXPECT_EQ(catalog().LabelValues("__name__"), (std::vector<std::string>{"cpu_idle", "cpu_usage"}));
+  EXPECT_EQ(catalog().LabelValues("host"), (std::vector<std::string_view>{"a", "b"}));
+  EXPECT_EQ(catalog().LabelValues("__name__"),
+            (std::vector<std::string_view>{"cpu_idle", "cpu_usage"}));
   EXPECT_TRUE(catalog().LabelValues("nope").empty());
 }
 
