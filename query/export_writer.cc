@@ -250,8 +250,9 @@ Status ExportWriter::WriteTextSeries(SeriesReader& reader, TimestampText& ts_tex
   *points += ts.size();
   Staging staging(out);
   if (format_ == ExportFormat::kJson) {
-    staging.Append("{\"metric\":");
-    staging.Append(info.metric_json);
+    std::string metric = "{\"metric\":";
+    info.AppendMetricJson(&metric);
+    staging.Append(metric);
     staging.Append(",\"values\":[");
     int decimals_hint = 0;
     for (std::size_t i = 0; i < values.size(); ++i) {
@@ -283,7 +284,7 @@ Status ExportWriter::WriteTextSeries(SeriesReader& reader, TimestampText& ts_tex
     return Status::OK();
   }
   std::string quoted;
-  AppendCsvQuoted(info.prom_text, &quoted);
+  AppendCsvQuoted(info.PromText(), &quoted);
   quoted.push_back(',');
   int decimals_hint = 0;
   // Rows repeat the series name; a very long one is appended separately.
@@ -369,7 +370,9 @@ Status ExportWriter::WriteBinarySeries(const SeriesInfo& info, std::string* out)
     chunks_left_ = head_first != kMinTs && start_ns_ <= chunk_end_ns_;
     cursor_ns_ = start_ns_;
     in_series_ = true;
-    AppendBinaryTextFrame(BinaryFrameTag::kSeries, info.metric_json, out);
+    metric_json_.clear();
+    info.AppendMetricJson(&metric_json_);
+    AppendBinaryTextFrame(BinaryFrameTag::kSeries, metric_json_, out);
     ++series_written_;
   }
   if (chunks_left_) {

@@ -78,6 +78,7 @@ class ExportWriter {
   const ExportFormat format_;
   SeriesReader reader_;
   std::unique_ptr<SeriesReader> side_reader_;  // the helper thread's, created on first use
+  std::string metric_json_;                     // the binary format's series frame, reused
   std::string side_out_;
   TimestampText ts_text_;       // this thread's
   TimestampText side_ts_text_;  // the helper thread's

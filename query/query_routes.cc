@@ -437,7 +437,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     std::string body = "{\"status\":\"success\",\"data\":[";
     for (std::size_t i = 0; i < series.size(); ++i) {
       if (i != 0) body.push_back(',');
-      body += series[i]->metric_json;
+      series[i]->AppendMetricJson(&body);
     }
     body += "]}\n";
     SetReply(reply, http::status::ok, "application/json", std::move(body));

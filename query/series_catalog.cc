@@ -47,6 +47,31 @@ std::string PromText(std::string_view name,
   return out;
 }
 
+void SeriesInfo::AppendMetricJson(std::string* out) const {
+  // Labels are sorted by key; `__name__` goes where it sorts among them.
+  out->push_back('{');
+  bool name_written = false;
+  bool first = true;
+  const auto append = [&](std::string_view k, std::string_view v) {
+    if (!first) out->push_back(',');
+    first = false;
+    AppendJsonString(k, out);
+    out->push_back(':');
+    AppendJsonString(v, out);
+  };
+  for (const auto& [k, v] : labels) {
+    if (!name_written && kMetricNameLabel < std::string_view(k)) {
+      append(kMetricNameLabel, name);
+      name_written = true;
+    }
+    append(k, v);
+  }
+  if (!name_written) append(kMetricNameLabel, name);
+  out->push_back('}');
+}
+
+std::string SeriesInfo::PromText() const { return ingot::PromText(name, labels); }
+
 Status SeriesCatalog::Describe(SeriesId sid, SeriesRef* out) const {
   const std::string_view key = index_.KeyOf(sid);
   if (key.empty()) return Status::NotFound("series id " + std::to_string(sid) + " unknown");
@@ -56,13 +81,6 @@ Status SeriesCatalog::Describe(SeriesId sid, SeriesRef* out) const {
   info->sid = sid;
   info->name = parts.measurement + "_" + parts.field;
   info->labels = std::move(parts.tags);  // canonical keys hold tags sorted by key
-  std::vector<std::pair<std::string, std::string>> all;
-  all.reserve(info->labels.size() + 1);
-  all.emplace_back(std::string(kMetricNameLabel), info->name);
-  for (const auto& label : info->labels) all.push_back(label);
-  std::sort(all.begin(), all.end());
-  AppendMetricJson(all, &info->metric_json);
-  info->prom_text = PromText(info->name, info->labels);
   *out = std::move(info);
   return Status::OK();
 }

@@ -27,9 +27,12 @@ struct SeriesInfo {
   SeriesId sid = kInvalidSeriesId;
   std::string name;                                         // <measurement>_<field>
   std::vector<std::pair<std::string, std::string>> labels;  // the tags, sorted by key
-  // Pre-rendered forms used by the response writers.
-  std::string metric_json;  // {"__name__":"cpu_usage","host":"a"}
-  std::string prom_text;    // cpu_usage{host="a"}
+  // The forms the response writers use, rendered when asked (a million matched series should not
+  // carry two more copies of their keys each):
+  //   {"__name__":"cpu_usage","host":"a"}
+  void AppendMetricJson(std::string* out) const;
+  //   cpu_usage{host="a"}
+  std::string PromText() const;
 
   // The value of label `key` ("" when absent); `__name__` is the metric name.
   std::string_view Label(std::string_view key) const;

@@ -47,15 +47,19 @@ class SeriesCatalogTest : public testing::QueryFixture {
 };
 
 TEST_F(SeriesCatalogTest, DescribesSeriesFromTheirKeys) {
-  const SeriesId sid = Add("cpu", {{"host", "a"}, {"dc", "x y"}}, "usage", {{testing::kT0, 1}});
+  const SeriesId sid =
+      Add("cpu", {{"host", "a"}, {"dc", "x y"}, {"Zone", "z\"1"}}, "usage", {{testing::kT0, 1}});
   SeriesRef info;
   ASSERT_TRUE(catalog().Describe(sid, &info).ok());
   EXPECT_EQ(info->name, "cpu_usage");
   EXPECT_EQ(info->Label("__name__"), "cpu_usage");
   EXPECT_EQ(info->Label("dc"), "x y");
   EXPECT_EQ(info->Label("zone"), "");
-  EXPECT_EQ(info->metric_json, R"({"__name__":"cpu_usage","dc":"x y","host":"a"})");
-  EXPECT_EQ(info->prom_text, R"(cpu_usage{dc="x y",host="a"})");
+  // `__name__` sorts after upper-case label names and before lower-case ones.
+  std::string json;
+  info->AppendMetricJson(&json);
+  EXPECT_EQ(json, R"({"Zone":"z\"1","__name__":"cpu_usage","dc":"x y","host":"a"})");
+  EXPECT_EQ(info->PromText(), R"(cpu_usage{Zone="z\"1",dc="x y",host="a"})");
   EXPECT_TRUE(catalog().Describe(sid + 100, &info).IsNotFound());
 }
 
