@@ -9,7 +9,9 @@ namespace ingot::bench {
 
 GeneratedSource::GeneratedSource(const CpuWorkloadOptions& options, uint32_t host_begin,
                                  uint32_t host_end, size_t batch_lines)
-    : workload_(options, host_begin, host_end), batch_lines_(batch_lines) {
+    : workload_(options, host_begin, host_end),
+      fields_(options.fields),
+      batch_lines_(batch_lines) {
   producer_ = std::thread([this] { Produce(); });
 }
 
@@ -38,7 +40,9 @@ void GeneratedSource::Produce() {
     }
     // The consumer never touches a slot before produced_ covers it, so this runs unlocked.
     slot->bytes.Clear();
+    const uint64_t new_series_lines_before = workload_.new_series_lines();
     slot->lines = workload_.Generate(batch_lines_, slot->bytes);
+    slot->new_series_lines = workload_.new_series_lines() - new_series_lines_before;
     std::lock_guard<std::mutex> lock(mu_);
     if (slot->lines == 0) {
       done_ = true;
@@ -63,7 +67,8 @@ bool GeneratedSource::Next(Batch* batch) {
   holding_ = true;
   batch->bytes = slot.bytes.view();
   batch->lines = slot.lines;
-  batch->values = slot.lines * kCpuFieldsPerLine;
+  batch->values = slot.lines * fields_;
+  batch->new_series = slot.new_series_lines * fields_;
   return true;
 }
 
@@ -168,6 +173,7 @@ bool ReplaySource::Next(Batch* batch) {
   batch->bytes = std::string_view(file_.bytes).substr(span.offset, span.size);
   batch->lines = span.lines;
   batch->values = span.values;
+  batch->new_series = 0;
   return true;
 }
 

@@ -29,6 +29,7 @@ struct Batch {
   std::string_view bytes;
   uint64_t lines = 0;
   uint64_t values = 0;
+  uint64_t new_series = 0;  // series of hosts never sent before (0 for replayed files: unknown)
 };
 
 class BatchSource {
@@ -56,11 +57,13 @@ class GeneratedSource final : public BatchSource {
   struct Slot {
     ByteBuffer bytes;
     uint64_t lines = 0;
+    uint64_t new_series_lines = 0;
   };
 
   void Produce();
 
   CpuWorkload workload_;
+  const uint64_t fields_;
   const size_t batch_lines_;
   std::array<Slot, kSlots> slots_;
   std::mutex mu_;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstring>
+#include <string>
 
 namespace ingot::bench {
 namespace {
@@ -38,66 +40,112 @@ constexpr int32_t Pow10(int n) {
   return p;
 }
 
-char* WriteUnsigned(char* p, uint64_t v) {
+// Writes at least `min_digits` digits, zero padded.
+char* WriteUnsigned(char* p, uint64_t v, int min_digits = 1) {
   char digits[20];
   int n = 0;
   do {
     digits[n++] = static_cast<char>('0' + v % 10);
     v /= 10;
   } while (v != 0);
+  for (int pad = min_digits - n; pad > 0; --pad) *p++ = '0';
   while (n > 0) *p++ = digits[--n];
   return p;
 }
+
+// The generator of host `index`'s tags and values.
+uint64_t HostRng(uint64_t seed, uint32_t index) {
+  uint64_t rng = seed * 0xD1B54A32D192ED03ULL + index;
+  SplitMix64(rng);
+  return rng;
+}
+
+// Appends ",region=...,service_environment=... " drawn from `rng`.
+void AppendTags(uint64_t& rng, std::string* out) {
+  std::string& p = *out;
+  const uint32_t region = Below(SplitMix64(rng), kRegions.size());
+  p += ",region=";
+  p += kRegions[region];
+  p += ",datacenter=";
+  p += kRegions[region];
+  p += static_cast<char>('a' + Below(SplitMix64(rng), kDatacentersPerRegion));
+  p += ",rack=" + std::to_string(Below(SplitMix64(rng), kRacks));
+  p += ",os=";
+  p += kOperatingSystems[Below(SplitMix64(rng), kOperatingSystems.size())];
+  p += ",arch=";
+  p += kArchitectures[Below(SplitMix64(rng), kArchitectures.size())];
+  p += ",team=";
+  p += kTeams[Below(SplitMix64(rng), kTeams.size())];
+  p += ",service=" + std::to_string(Below(SplitMix64(rng), kServices));
+  p += ",service_version=" + std::to_string(Below(SplitMix64(rng), kServiceVersions));
+  p += ",service_environment=";
+  p += kEnvironments[Below(SplitMix64(rng), kEnvironments.size())];
+  p += ' ';
+}
+
+constexpr std::string_view kNewHostPrefix = "cpu,hostname=n";
+// New hosts take the tags their slot's host has under this seed (the default), whatever --seed.
+constexpr uint64_t kNewHostTagsSeed = 1;
+// Fixed width keeps the lines of a run equally long and the names sorted like their numbers.
+constexpr int kNewHostDigits = 10;
 
 }  // namespace
 
 CpuWorkload::CpuWorkload(const CpuWorkloadOptions& options, uint32_t host_begin,
                          uint32_t host_end)
     : options_(options),
+      host_begin_(host_begin),
+      // Another stream than the hosts' own (seeded with seed * constant + index), so that the
+      // choice of new lines does not correlate with the values.
+      new_series_key_((options.seed ^ 0x6A09E667F3BCC908ULL) * 0x9E3779B97F4A7C15ULL),
       lines_left_(LinesForHosts(options.total_lines, options.hosts, host_begin, host_end)) {
   assert(host_begin < host_end && host_end <= options.hosts);
   assert(options.decimals >= 0 && options.decimals <= kCpuMaxDecimals);
   assert(options.interval_ns > 0);
+  assert(options.fields >= 1 && options.fields <= kCpuFieldsPerLine);
+  assert(options.new_series_ratio >= 0 && options.new_series_ratio <= 1);
+  // ratio * 2^64 as the threshold of a uniform 64-bit hash; a ratio that rounds to 2^64 is 1.
+  const double scaled = std::ldexp(options.new_series_ratio, 64);
+  if (scaled >= std::ldexp(1.0, 64)) {
+    every_line_new_ = true;
+  } else {
+    new_series_threshold_ = static_cast<uint64_t>(scaled);
+  }
   const int32_t max_units = 100 * Pow10(options.decimals);
   size_t max_prefix = 0;
   hosts_.reserve(host_end - host_begin);
   for (uint32_t i = host_begin; i < host_end; ++i) {
     Host host;
-    host.rng = options.seed * 0xD1B54A32D192ED03ULL + i;
-    SplitMix64(host.rng);
-    const uint32_t region = Below(SplitMix64(host.rng), kRegions.size());
-    std::string& p = host.prefix;
-    p = "cpu,hostname=host_" + std::to_string(i);
-    p += ",region=";
-    p += kRegions[region];
-    p += ",datacenter=";
-    p += kRegions[region];
-    p += static_cast<char>('a' + Below(SplitMix64(host.rng), kDatacentersPerRegion));
-    p += ",rack=" + std::to_string(Below(SplitMix64(host.rng), kRacks));
-    p += ",os=";
-    p += kOperatingSystems[Below(SplitMix64(host.rng), kOperatingSystems.size())];
-    p += ",arch=";
-    p += kArchitectures[Below(SplitMix64(host.rng), kArchitectures.size())];
-    p += ",team=";
-    p += kTeams[Below(SplitMix64(host.rng), kTeams.size())];
-    p += ",service=" + std::to_string(Below(SplitMix64(host.rng), kServices));
-    p += ",service_version=" + std::to_string(Below(SplitMix64(host.rng), kServiceVersions));
-    p += ",service_environment=";
-    p += kEnvironments[Below(SplitMix64(host.rng), kEnvironments.size())];
-    p += ' ';
+    host.rng = HostRng(options.seed, i);
+    host.prefix = "cpu,hostname=host_" + std::to_string(i);
+    AppendTags(host.rng, &host.prefix);
     for (int32_t& v : host.value_units) {
       v = static_cast<int32_t>(Below(SplitMix64(host.rng), static_cast<uint32_t>(max_units) + 1));
     }
-    max_prefix = std::max(max_prefix, p.size());
+    // Seed-independent, so that a run with another seed sends new values to the same new series.
+    uint64_t tags_rng = HostRng(kNewHostTagsSeed, i);
+    AppendTags(tags_rng, &host.new_host_tags);
+    // A new host's prefix: kNewHostPrefix, up to 20 digits, then its tags.
+    max_prefix = std::max(
+        {max_prefix, host.prefix.size(), kNewHostPrefix.size() + 20 + host.new_host_tags.size()});
     hosts_.push_back(std::move(host));
   }
   size_t fields_bytes = 0;
-  for (std::string_view name : kCpuFieldNames) {
+  for (size_t f = 0; f < options.fields; ++f) {
     // ",<name>=100.<decimals>"
-    fields_bytes += 1 + name.size() + 1 + 4 + static_cast<size_t>(options.decimals);
+    fields_bytes += 1 + kCpuFieldNames[f].size() + 1 + 4 + static_cast<size_t>(options.decimals);
   }
   max_line_bytes_ = max_prefix + fields_bytes + sizeof(ts_text_);
   FormatTimestamp();
+}
+
+bool CpuWorkload::IsNewSeriesLine(uint64_t line_index) const {
+  if (every_line_new_) return true;
+  if (new_series_threshold_ == 0) return false;
+  // The (line_index + 1)-th output of a SplitMix64 stream: one hash per line, no state to carry,
+  // so any generator can tell for any line.
+  uint64_t state = new_series_key_ + line_index * 0x9E3779B97F4A7C15ULL;
+  return SplitMix64(state) < new_series_threshold_;
 }
 
 uint64_t CpuWorkload::LinesForHosts(uint64_t total_lines, uint32_t hosts, uint32_t host_begin,
@@ -152,11 +200,21 @@ size_t CpuWorkload::GenerateImpl(size_t max_lines, ByteBuffer& out) {
   if (lines == 0) return 0;
   char* const begin = out.Reserve(lines * max_line_bytes_);
   char* p = begin;
+  const size_t fields = options_.fields;
   for (size_t n = 0; n < lines; ++n) {
     Host& host = hosts_[next_host_];
-    std::memcpy(p, host.prefix.data(), host.prefix.size());
-    p += host.prefix.size();
-    for (size_t f = 0; f < kCpuFieldsPerLine; ++f) {
+    const uint64_t line_index = row_ * options_.hosts + host_begin_ + next_host_;
+    if (IsNewSeriesLine(line_index)) {
+      std::memcpy(p, kNewHostPrefix.data(), kNewHostPrefix.size());
+      p = WriteUnsigned(p + kNewHostPrefix.size(), line_index, kNewHostDigits);
+      std::memcpy(p, host.new_host_tags.data(), host.new_host_tags.size());
+      p += host.new_host_tags.size();
+      ++new_series_lines_;
+    } else {
+      std::memcpy(p, host.prefix.data(), host.prefix.size());
+      p += host.prefix.size();
+    }
+    for (size_t f = 0; f < fields; ++f) {
       int32_t v = host.value_units[f] +
                   static_cast<int32_t>(Below(SplitMix64(host.rng), kStepChoices)) - kScale;
       // Reflect at the bounds: a step never exceeds the range, so one reflection suffices.

@@ -2,10 +2,19 @@
 //
 // Every host has 10 tags (hostname=host_<i>, region, datacenter, rack, os, arch, team,
 // service, service_version, service_environment) and emits one `cpu` line per interval with
-// 10 fields (usage_user ... usage_guest_nice). Each field is a bounded random walk in [0, 100]
-// with steps in [-1, 1], printed with exactly `decimals` digits after the point. Lines are
-// ordered by time, then by host: the row at start_ns holds host_0..host_<hosts-1>, the next row
-// is one interval later.
+// `fields` fields (the first of usage_user ... usage_guest_nice). Each field is a bounded random
+// walk in [0, 100] with steps in [-1, 1], printed with exactly `decimals` digits after the point.
+// Lines are ordered by time, then by host: the row at start_ns holds host_0..host_<hosts-1>, the
+// next row is one interval later.
+//
+// High cardinality: with new_series_ratio R > 0, a share R of the lines goes to a host never sent
+// before instead: the line in row r at host slot i is written for hostname=n<r * hosts + i> (zero
+// padded to 10 digits), with slot i's values and timestamp. The name is the line's number in the
+// whole workload, so it is unique across connections and rows. Its other tags are those host_<i>
+// has under the default seed, whatever the seed: so another run with ratio 1, as many lines and any
+// seed sends new values to the same series (their next points, given a later start_ns). Which
+// lines go to new hosts is a hash of (seed, line number), so that choice too is independent of how
+// the hosts are split.
 //
 // A host's tags and values depend only on (seed, host index), so splitting the hosts among several
 // generators (one per connection) yields, per host, the same bytes as one generator for all hosts.
@@ -25,6 +34,7 @@
 
 namespace ingot::bench {
 
+// The most fields a line carries (and the default): CpuWorkloadOptions::fields picks a prefix.
 inline constexpr size_t kCpuFieldsPerLine = 10;
 inline constexpr std::array<std::string_view, kCpuFieldsPerLine> kCpuFieldNames = {
     "usage_user",   "usage_system", "usage_idle",    "usage_nice",  "usage_iowait",
@@ -36,6 +46,8 @@ inline constexpr int64_t kDefaultStartNs = 1'704'067'200'000'000'000;
 
 struct CpuWorkloadOptions {
   uint32_t hosts = 100;
+  uint32_t fields = kCpuFieldsPerLine;  // 1..kCpuFieldsPerLine: the first names of kCpuFieldNames
+  double new_series_ratio = 0;          // 0..1: share of lines sent for a never-sent host
   int64_t interval_ns = 10'000'000'000;
   int decimals = 2;  // 0..kCpuMaxDecimals
   uint64_t seed = 1;
@@ -47,13 +59,16 @@ class CpuWorkload {
  public:
   // Generates the lines of hosts [host_begin, host_end) out of options.total_lines.
   // REQUIRES: host_begin < host_end <= options.hosts, 0 <= decimals <= kCpuMaxDecimals,
-  //           interval_ns > 0.
+  //           interval_ns > 0, 1 <= fields <= kCpuFieldsPerLine, 0 <= new_series_ratio <= 1.
   CpuWorkload(const CpuWorkloadOptions& options, uint32_t host_begin, uint32_t host_end);
 
   // Appends up to `max_lines` complete lines to `out` and returns how many; 0 once all are out.
+  // Allocates nothing once `out` has grown to a batch.
   size_t Generate(size_t max_lines, ByteBuffer& out);
 
   uint64_t lines_left() const { return lines_left_; }
+  // Lines generated so far for never-sent hosts; each of them starts `fields` new series.
+  uint64_t new_series_lines() const { return new_series_lines_; }
   // An upper bound on the bytes of one line.
   size_t max_line_bytes() const { return max_line_bytes_; }
 
@@ -67,6 +82,7 @@ class CpuWorkload {
  private:
   struct Host {
     std::string prefix;  // "cpu,hostname=...,service_environment=... "
+    std::string new_host_tags;  // ",region=... " of the new hosts in this slot
     uint64_t rng;
     std::array<int32_t, kCpuFieldsPerLine> value_units;
   };
@@ -74,9 +90,16 @@ class CpuWorkload {
   template <int kDecimals>
   size_t GenerateImpl(size_t max_lines, ByteBuffer& out);
   void FormatTimestamp();
+  bool IsNewSeriesLine(uint64_t line_index) const;
 
   CpuWorkloadOptions options_;
+  uint32_t host_begin_;
   std::vector<Host> hosts_;
+  // A line is new when the hash of its position is below the threshold (all are when the ratio is 1).
+  uint64_t new_series_key_;
+  uint64_t new_series_threshold_ = 0;
+  bool every_line_new_ = false;
+  uint64_t new_series_lines_ = 0;
   uint64_t lines_left_;
   uint64_t row_ = 0;
   size_t next_host_ = 0;  // index into hosts_ within the current row

@@ -76,6 +76,7 @@ asio::awaitable<void> RunConnection(ConnectionState& state, BatchSource& source,
       state.counters.bytes.fetch_add(batch.bytes.size(), std::memory_order_relaxed);
       state.counters.lines.fetch_add(batch.lines, std::memory_order_relaxed);
       state.counters.values.fetch_add(batch.values, std::memory_order_relaxed);
+      state.counters.new_series.fetch_add(batch.new_series, std::memory_order_relaxed);
       state.counters.batches.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
@@ -115,9 +116,16 @@ Status ValidateIngestOptions(const IngestOptions& o) {
     if (o.values == 0 && o.duration_ns == 0) {
       return Status::InvalidArgument("the run needs a bound: --points and/or --duration");
     }
-    if (o.values != 0 && o.values < kCpuFieldsPerLine) {
-      return Status::InvalidArgument("--points must be 0 or at least " +
-                                     std::to_string(kCpuFieldsPerLine) + " (one line)");
+    if (o.workload.fields == 0 || o.workload.fields > kCpuFieldsPerLine) {
+      return Status::InvalidArgument("--fields must be in 1.." + std::to_string(kCpuFieldsPerLine));
+    }
+    // Written so that NaN fails too.
+    if (!(o.workload.new_series_ratio >= 0 && o.workload.new_series_ratio <= 1)) {
+      return Status::InvalidArgument("--new-series-ratio must be in 0..1");
+    }
+    if (o.values != 0 && o.values < o.workload.fields) {
+      return Status::InvalidArgument("--points must be 0 or at least --fields (" +
+                                     std::to_string(o.workload.fields) + ", one line)");
     }
     if (o.workload.hosts == 0) return Status::InvalidArgument("--hosts must be at least 1");
     if (o.connections > o.workload.hosts) {
@@ -143,7 +151,7 @@ Status ValidateIngestOptions(const IngestOptions& o) {
 void GeneratedTimeRange(const IngestOptions& options, int64_t* first_ts_ns, int64_t* last_ts_ns) {
   *first_ts_ns = options.workload.start_ns;
   *last_ts_ns =
-      CpuWorkload::LastTimestampNs(options.workload, options.values / kCpuFieldsPerLine);
+      CpuWorkload::LastTimestampNs(options.workload, options.values / options.workload.fields);
 }
 
 Status RunIngest(const IngestOptions& options, IngestReport* report) {
@@ -179,12 +187,12 @@ Status RunIngest(const IngestOptions& options, IngestReport* report) {
     for (uint32_t c = 0; c < n; ++c) sources.push_back(std::make_unique<ReplaySource>(file, c, n));
   } else {
     workload.total_lines =
-        options.values == 0 ? kUnboundedLines : options.values / kCpuFieldsPerLine;
-    total_values = options.values == 0 ? 0 : workload.total_lines * kCpuFieldsPerLine;
+        options.values == 0 ? kUnboundedLines : options.values / workload.fields;
+    total_values = options.values == 0 ? 0 : workload.total_lines * workload.fields;
     size_t batch_lines = options.batch_lines;
     if (options.rate_values_per_s > 0) {
       const double paced_lines =
-          options.rate_values_per_s / n / kCpuFieldsPerLine * kPacedBatchSeconds;
+          options.rate_values_per_s / n / workload.fields * kPacedBatchSeconds;
       batch_lines = std::clamp<size_t>(static_cast<size_t>(paced_lines), 1, batch_lines);
     }
     for (uint32_t c = 0; c < n; ++c) {
@@ -254,6 +262,7 @@ Status RunIngest(const IngestOptions& options, IngestReport* report) {
     report->bytes += state.counters.bytes.load();
     report->lines += state.counters.lines.load();
     report->values += state.counters.values.load();
+    report->new_series += state.counters.new_series.load();
     report->batches += state.counters.batches.load();
     for (const auto& [kind, count] : state.errors) report->errors[kind] += count;
     if (report->first_error.empty()) report->first_error = state.first_error;

@@ -43,8 +43,18 @@ void AddWorkloadFlags(CLI::App* app, WorkloadFlags* f) {
   app->add_option("--duration", f->duration,
                   "Stop sending after this long, e.g. 30s, 5m (0 = until --points are sent)");
   app->add_option("--points", o.values,
-                  "Values to send in total; one line carries 10 (0 = until --duration ends)");
-  app->add_option("--hosts", o.workload.hosts, "Hosts (series sets of 10 fields) to generate");
+                  "Values to send in total; one line carries --fields (0 = until --duration "
+                  "ends)");
+  app->add_option("--hosts", o.workload.hosts,
+                  "Hosts (series sets of --fields fields) to generate; a row of lines has one per "
+                  "host");
+  app->add_option("--fields", o.workload.fields,
+                  "Fields per line, each one series per host: the first N of usage_user ... "
+                  "usage_guest_nice (1..10)");
+  app->add_option("--new-series-ratio", o.workload.new_series_ratio,
+                  "Share of lines (0..1) sent for a host never sent before (hostname=n<line "
+                  "number>) instead of the row's own host: 1 makes every line --fields new "
+                  "series");
   app->add_option("--interval", f->interval, "Time between two lines of one host, e.g. 10s");
   app->add_option("--decimals", o.workload.decimals, "Digits after the decimal point (0..6)");
   app->add_option("--seed", o.workload.seed, "Seed of the generator: same seed, same bytes");
@@ -153,6 +163,8 @@ int Main(int argc, char** argv) {
                         "workload given by --points, --hosts, --interval");
   query_cmd->add_option("--points", query_range.options.values,
                         "Values of the ingested workload (to derive --end)");
+  query_cmd->add_option("--fields", query_range.options.workload.fields,
+                        "Fields per line of the ingested workload (to derive --end)");
   query_cmd->add_option("--hosts", query.hosts, "Hosts of the ingested workload");
   query_cmd->add_option("--interval", query_range.interval, "Interval of the ingested workload");
   query_cmd->add_option("--timeout", query_timeout, "Timeout of one query");
@@ -212,10 +224,12 @@ int Main(int argc, char** argv) {
     if (status.ok() && !query_end.empty()) {
       status = ParseTimeNs(query_end, &query.end_ns).WithContext("--end");
     } else if (status.ok()) {
-      if (query_range.options.values < kCpuFieldsPerLine || query.hosts == 0 ||
+      const uint32_t fields = query_range.options.workload.fields;
+      if (fields == 0 || fields > kCpuFieldsPerLine ||
+          query_range.options.values < fields || query.hosts == 0 ||
           query_range.options.workload.interval_ns <= 0) {
-        status = Status::InvalidArgument("--end is needed unless --points >= 10, --hosts and "
-                                         "--interval describe the ingested workload");
+        status = Status::InvalidArgument("--end is needed unless --points >= --fields, --fields, "
+                                         "--hosts and --interval describe the ingested workload");
       } else {
         query_range.options.workload.hosts = query.hosts;
         query_range.options.workload.start_ns = workload_start;

@@ -21,6 +21,7 @@ struct alignas(64) ConnectionCounters {
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> lines{0};
   std::atomic<uint64_t> values{0};
+  std::atomic<uint64_t> new_series{0};
   std::atomic<uint64_t> batches{0};
   std::atomic<uint64_t> errors{0};
 };

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdio>
 
-#include "config/json_string.h"
+#include <nlohmann/json.hpp>
 
 namespace ingot::bench {
 namespace {
+
+// Keys in the order they are set, so the JSON reads like the text report.
+using Json = nlohmann::ordered_json;
 
 std::string Printf(const char* format, auto... args) {
   char text[512];
@@ -15,32 +18,20 @@ std::string Printf(const char* format, auto... args) {
   return text;
 }
 
-std::string JsonString(std::string_view s) {
-  std::string out;
-  AppendJsonString(s, &out);
+// JSON has no NaN or infinity; a rate over zero seconds is reported as null.
+Json Number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json ErrorsJson(const std::map<std::string, uint64_t>& errors) {
+  Json out = Json::object();
+  for (const auto& [kind, count] : errors) out[kind] = count;
   return out;
 }
 
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  return Printf("%.6g", v);
-}
-
-std::string ErrorsJson(const std::map<std::string, uint64_t>& errors) {
-  std::string out = "{";
-  for (const auto& [kind, count] : errors) {
-    if (out.size() > 1) out += ",";
-    out += JsonString(kind) + ":" + std::to_string(count);
-  }
-  return out + "}";
-}
-
-std::string LatencyJson(const LogLinearHistogram& h) {
-  return "{\"count\":" + std::to_string(h.count()) + ",\"mean\":" + JsonNumber(h.mean()) +
-         ",\"min\":" + std::to_string(h.min()) + ",\"p50\":" + std::to_string(h.Percentile(0.5)) +
-         ",\"p99\":" + std::to_string(h.Percentile(0.99)) +
-         ",\"p999\":" + std::to_string(h.Percentile(0.999)) +
-         ",\"max\":" + std::to_string(h.max()) + "}";
+Json LatencyJson(const LogLinearHistogram& h) {
+  return Json{{"count", h.count()},          {"mean", Number(h.mean())},
+              {"min", h.min()},              {"p50", h.Percentile(0.5)},
+              {"p99", h.Percentile(0.99)},   {"p999", h.Percentile(0.999)},
+              {"max", h.max()}};
 }
 
 std::string Millis(uint64_t us) { return Printf("%.2f ms", static_cast<double>(us) / 1000.0); }
@@ -56,19 +47,48 @@ std::string ErrorsText(const std::map<std::string, uint64_t>& errors, const std:
   return out;
 }
 
-std::string VerifyJson(const VerifyReport& v) {
-  if (!v.requested) return "null";
-  return "{\"complete\":" + std::string(v.complete ? "true" : "false") +
-         ",\"expected_values\":" + std::to_string(v.expected_values) +
-         ",\"counted_values\":" + std::to_string(v.counted_values) +
-         ",\"queryable_after_s\":" + JsonNumber(v.queryable_after_s) +
-         ",\"values_per_s\":" +
-         JsonNumber(v.complete && v.queryable_after_s > 0
-                        ? static_cast<double>(v.expected_values) / v.queryable_after_s
-                        : 0) +
-         ",\"polls\":" + std::to_string(v.polls) + ",\"last_error\":" + JsonString(v.last_error) +
-         "}";
+Json VerifyJson(const VerifyReport& v) {
+  if (!v.requested) return nullptr;
+  return Json{{"complete", v.complete},
+              {"expected_values", v.expected_values},
+              {"counted_values", v.counted_values},
+              {"queryable_after_s", Number(v.queryable_after_s)},
+              {"values_per_s",
+               Number(v.complete && v.queryable_after_s > 0
+                          ? static_cast<double>(v.expected_values) / v.queryable_after_s
+                          : 0)},
+              {"polls", v.polls},
+              {"last_error", v.last_error}};
 }
+
+Json IngestJson(const IngestReport& r) {
+  Json out;
+  out["target"] = r.target;
+  out["connections"] = r.connections;
+  out["send_seconds"] = Number(r.send_seconds);
+  out["bytes"] = r.bytes;
+  out["lines"] = r.lines;
+  out["values"] = r.values;
+  out["new_series"] = r.new_series;
+  out["batches"] = r.batches;
+  out["values_per_s"] = {{"mean", Number(r.mean_values_per_s())},
+                         {"p50", Number(SamplePercentile(r.per_second_values, 0.5))},
+                         {"p99", Number(SamplePercentile(r.per_second_values, 0.99))}};
+  // "send": over the send time; "queryable": until the verification confirmed all (0 without).
+  out["new_series_per_s"] = {{"send", Number(r.new_series_per_s())},
+                             {"queryable", Number(r.queryable_new_series_per_s())}};
+  Json per_second = Json::array();
+  for (double v : r.per_second_values) per_second.push_back(Number(v));
+  out["per_second_values"] = std::move(per_second);
+  out["errors"] = ErrorsJson(r.errors);
+  out["first_error"] = r.first_error;
+  out["write_latency_us"] = r.has_write_latency ? LatencyJson(r.write_latency_us) : Json(nullptr);
+  out["verify"] = VerifyJson(r.verify);
+  return out;
+}
+
+// Reports carry server answers and file contents: invalid UTF-8 is replaced, never thrown on.
+std::string Dump(const Json& json) { return json.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -132,34 +152,19 @@ std::string FormatIngestReport(const IngestReport& r) {
       out += "\n";
     }
   }
+  if (r.new_series > 0) {
+    out += Printf("new series    %llu: %s series/s sent",
+                  static_cast<unsigned long long>(r.new_series),
+                  HumanCount(r.new_series_per_s()).c_str());
+    if (r.verify.complete) {
+      out += ", " + HumanCount(r.queryable_new_series_per_s()) + " series/s until queryable";
+    }
+    out += "\n";
+  }
   return out;
 }
 
-std::string IngestReportJson(const IngestReport& r) {
-  std::string out = "{";
-  out += "\"target\":" + JsonString(r.target);
-  out += ",\"connections\":" + std::to_string(r.connections);
-  out += ",\"send_seconds\":" + JsonNumber(r.send_seconds);
-  out += ",\"bytes\":" + std::to_string(r.bytes);
-  out += ",\"lines\":" + std::to_string(r.lines);
-  out += ",\"values\":" + std::to_string(r.values);
-  out += ",\"batches\":" + std::to_string(r.batches);
-  out += ",\"values_per_s\":{\"mean\":" + JsonNumber(r.mean_values_per_s()) +
-         ",\"p50\":" + JsonNumber(SamplePercentile(r.per_second_values, 0.5)) +
-         ",\"p99\":" + JsonNumber(SamplePercentile(r.per_second_values, 0.99)) + "}";
-  out += ",\"per_second_values\":[";
-  for (size_t i = 0; i < r.per_second_values.size(); ++i) {
-    if (i > 0) out += ",";
-    out += JsonNumber(r.per_second_values[i]);
-  }
-  out += "]";
-  out += ",\"errors\":" + ErrorsJson(r.errors);
-  out += ",\"first_error\":" + JsonString(r.first_error);
-  out += ",\"write_latency_us\":" +
-         (r.has_write_latency ? LatencyJson(r.write_latency_us) : std::string("null"));
-  out += ",\"verify\":" + VerifyJson(r.verify);
-  return out + "}";
-}
+std::string IngestReportJson(const IngestReport& r) { return Dump(IngestJson(r)); }
 
 std::string FormatQueryReport(const std::vector<QueryWorkloadReport>& reports) {
   std::string out = Printf("%-4s %-44s %5s %8s %9s %10s %10s %10s %7s\n", "", "query", "conc",
@@ -179,24 +184,29 @@ std::string FormatQueryReport(const std::vector<QueryWorkloadReport>& reports) {
 }
 
 std::string QueryReportJson(const std::vector<QueryWorkloadReport>& reports) {
-  std::string out = "{\"workloads\":[";
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const QueryWorkloadReport& r = reports[i];
-    if (i > 0) out += ",";
-    out += "{\"name\":" + JsonString(r.name) + ",\"description\":" + JsonString(r.description) +
-           ",\"concurrency\":" + std::to_string(r.concurrency) +
-           ",\"seconds\":" + JsonNumber(r.seconds) + ",\"queries\":" + std::to_string(r.queries) +
-           ",\"queries_per_s\":" + JsonNumber(r.queries_per_s()) +
-           ",\"response_bytes\":" + std::to_string(r.response_bytes) +
-           ",\"errors\":" + ErrorsJson(r.errors) + ",\"first_error\":" + JsonString(r.first_error) +
-           ",\"latency_us\":" + LatencyJson(r.latency_us) + "}";
+  Json workloads = Json::array();
+  for (const QueryWorkloadReport& r : reports) {
+    workloads.push_back(Json{{"name", r.name},
+                             {"description", r.description},
+                             {"concurrency", r.concurrency},
+                             {"seconds", Number(r.seconds)},
+                             {"queries", r.queries},
+                             {"queries_per_s", Number(r.queries_per_s())},
+                             {"response_bytes", r.response_bytes},
+                             {"errors", ErrorsJson(r.errors)},
+                             {"first_error", r.first_error},
+                             {"latency_us", LatencyJson(r.latency_us)}});
   }
-  return out + "]}";
+  return Dump(Json{{"workloads", std::move(workloads)}});
 }
 
 std::string FormatCompareTable(const std::vector<IngestReport>& reports) {
-  std::string out = Printf("%-32s %12s %9s %14s %12s %16s %8s\n", "target", "values", "send s",
+  const bool new_series = std::any_of(reports.begin(), reports.end(),
+                                      [](const IngestReport& r) { return r.new_series > 0; });
+  std::string out = Printf("%-32s %12s %9s %14s %12s %16s %8s", "target", "values", "send s",
                            "send values/s", "queryable s", "queryable vals/s", "errors");
+  if (new_series) out += Printf(" %11s %18s", "new series", "queryable series/s");
+  out += "\n";
   for (const IngestReport& r : reports) {
     std::string queryable_s = "-";
     std::string queryable_rate = "-";
@@ -208,21 +218,23 @@ std::string FormatCompareTable(const std::vector<IngestReport>& reports) {
         queryable_s = "incomplete";
       }
     }
-    out += Printf("%-32s %12llu %9.3f %14s %12s %16s %8llu\n", r.target.c_str(),
+    out += Printf("%-32s %12llu %9.3f %14s %12s %16s %8llu", r.target.c_str(),
                   static_cast<unsigned long long>(r.values), r.send_seconds,
                   HumanCount(r.mean_values_per_s()).c_str(), queryable_s.c_str(),
                   queryable_rate.c_str(), static_cast<unsigned long long>(r.error_count()));
+    if (new_series) {
+      out += Printf(" %11llu %18s", static_cast<unsigned long long>(r.new_series),
+                    r.verify.complete ? HumanCount(r.queryable_new_series_per_s()).c_str() : "-");
+    }
+    out += "\n";
   }
   return out;
 }
 
 std::string CompareReportJson(const std::vector<IngestReport>& reports) {
-  std::string out = "{\"runs\":[";
-  for (size_t i = 0; i < reports.size(); ++i) {
-    if (i > 0) out += ",";
-    out += IngestReportJson(reports[i]);
-  }
-  return out + "]}";
+  Json runs = Json::array();
+  for (const IngestReport& r : reports) runs.push_back(IngestJson(r));
+  return Dump(Json{{"runs", std::move(runs)}});
 }
 
 }  // namespace ingot::bench

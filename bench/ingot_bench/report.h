@@ -30,6 +30,8 @@ struct IngestReport {
   uint64_t bytes = 0;
   uint64_t lines = 0;
   uint64_t values = 0;
+  // Series of host names this run sent first (--new-series-ratio): new-series lines times fields.
+  uint64_t new_series = 0;
   uint64_t batches = 0;
   // Throughput of values per whole second of the run.
   std::vector<double> per_second_values;
@@ -40,6 +42,12 @@ struct IngestReport {
   VerifyReport verify;
 
   double mean_values_per_s() const { return send_seconds > 0 ? values / send_seconds : 0; }
+  double new_series_per_s() const { return send_seconds > 0 ? new_series / send_seconds : 0; }
+  // New series per second from the start of sending until all were queryable; 0 unless verified.
+  double queryable_new_series_per_s() const {
+    return verify.complete && verify.queryable_after_s > 0 ? new_series / verify.queryable_after_s
+                                                           : 0;
+  }
   uint64_t error_count() const;
 };
 
@@ -64,7 +72,8 @@ std::string FormatIngestReport(const IngestReport& report);
 std::string IngestReportJson(const IngestReport& report);
 std::string FormatQueryReport(const std::vector<QueryWorkloadReport>& reports);
 std::string QueryReportJson(const std::vector<QueryWorkloadReport>& reports);
-// One row per target: values, send rate, time until queryable, errors.
+// One row per target: values, send rate, time until queryable, errors (and new series when any
+// run sent some).
 std::string FormatCompareTable(const std::vector<IngestReport>& reports);
 std::string CompareReportJson(const std::vector<IngestReport>& reports);
 

@@ -39,6 +39,14 @@ bool FindKey(std::string_view json, size_t* pos, std::string_view key) {
   return false;
 }
 
+// A client error other than a timeout or throttling does not go away by asking again: a selector
+// matching more series than the server's limit (query.max_series in Ingot,
+// -search.maxUniqueTimeseries in VictoriaMetrics) stays over it while series are added, and a bad
+// URL stays bad. Waiting out --verify-timeout would only hide the answer.
+bool IsRejection(unsigned status) {
+  return status >= 400 && status < 500 && status != 408 && status != 429;
+}
+
 }  // namespace
 
 std::string CountQueryTarget(std::string_view base_path, std::string_view selector,
@@ -99,6 +107,7 @@ void WaitUntilQueryable(const Target& url, const VerifyOptions& options,
   for (;;) {
     const Clock::time_point poll_start = Clock::now();
     bool done = false;
+    bool rejected = false;
     asio::co_spawn(
         ioc,
         [&]() -> asio::awaitable<void> {
@@ -113,6 +122,7 @@ void WaitUntilQueryable(const Target& url, const VerifyOptions& options,
           if (response.status != 200) {
             report->last_error =
                 "http_" + std::to_string(response.status) + ": " + response.body.substr(0, 300);
+            rejected = IsRejection(response.status);
             co_return;
           }
           double count = 0;
@@ -134,7 +144,7 @@ void WaitUntilQueryable(const Target& url, const VerifyOptions& options,
       report->last_error.clear();
       return;
     }
-    if (now >= deadline) return;
+    if (rejected || now >= deadline) return;
     // The pause between polls is as long as the last poll took, within [kMinPollGap, kMaxPollGap]:
     // short enough that the polling cadence is a small part of the reported time, long enough that
     // polling takes at most about half a core from a server that is still ingesting.

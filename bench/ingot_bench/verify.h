@@ -38,7 +38,9 @@ struct VerifyOptions {
   int64_t request_timeout_ns = 30'000'000'000;
 };
 
-// Polls `url` until it counts at least expected_values (or the timeout passes) and fills *report;
+// Polls `url` until it counts at least expected_values (or the timeout passes, or the server
+// rejects the query with a 4xx other than 408 and 429, which asking again would not change) and
+// fills *report;
 // it pauses between polls as long as the last one took (10..100 ms), so the cadence adds little to
 // the reported time and polling does not starve a server that is still ingesting;
 // queryable_after_s is measured from `send_start`.

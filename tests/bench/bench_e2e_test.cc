@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -188,6 +189,40 @@ TEST_F(BenchE2e, HttpWriteRunIsVerifiedExactlyAndJsonTotalsMatch) {
   EXPECT_EQ(CountOnNode(node_->http_port(), 1706745600, 9990), 120000u);
 }
 
+TEST_F(BenchE2e, NewSeriesRunCreatesAsManySeriesAsItReports) {
+  const std::string report_path = dir_.path() + "/new-series.json";
+  // One field per line, every line a host never sent before: 5,000 lines, 5,000 new series.
+  const BenchResult run = RunBench(
+      dir_, {"ingest", "--target", Local("tcp", node_->tcp_port()), "--points", "5000",
+             "--fields", "1", "--new-series-ratio", "1", "--connections", "2", "--batch-lines",
+             "700", "--start", "2024-04-01T00:00:00Z", "--verify",
+             Local("http", node_->http_port()), "--verify-timeout", "20s", "--json",
+             report_path, "--quiet"});
+  ASSERT_EQ(run.exit_code, 0) << Describe(run) << node_->log();
+  EXPECT_NE(run.out.find("new series    5000"), std::string::npos) << run.out;
+
+  const json report = LoadJson(report_path);
+  ASSERT_TRUE(report.is_object());
+  EXPECT_EQ(report["values"], 5000);
+  EXPECT_EQ(report["lines"], 5000);
+  EXPECT_EQ(report["new_series"], 5000);
+  EXPECT_GT(report["new_series_per_s"]["queryable"].get<double>(), 0);
+  EXPECT_EQ(report["verify"]["counted_values"], 5000);
+
+  // The node holds one cpu_usage_user series per line, each named n<line number>.
+  const HttpResult answer = HttpGet(node_->http_port(), "/api/v1/series?match%5B%5D=cpu_usage_user");
+  ASSERT_EQ(answer.status, 200) << answer.error << answer.body;
+  const json series = json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(series.is_object()) << answer.body.substr(0, 300);
+  ASSERT_EQ(series["data"].size(), 5000u);
+  std::vector<std::string> hosts;
+  for (const json& labels : series["data"]) hosts.push_back(labels["hostname"].get<std::string>());
+  std::sort(hosts.begin(), hosts.end());
+  EXPECT_EQ(hosts.front(), "n0000000000");
+  EXPECT_EQ(hosts.back(), "n0000004999");
+  EXPECT_EQ(std::unique(hosts.begin(), hosts.end()), hosts.end());
+}
+
 TEST_F(BenchE2e, RateHoldsWithinTenPercent) {
   const std::string report_path = dir_.path() + "/rate.json";
   constexpr double kRate = 40000;
@@ -249,6 +284,8 @@ TEST(BenchCli, BadFlagsExitTwoWithAMessage) {
       {"ingest", "--duration", "3 parsecs"},                  // bad duration
       {"ingest", "--points", "0", "--duration", "0"},         // unbounded
       {"ingest", "--verify", "tcp://127.0.0.1:1"},            // verify needs HTTP
+      {"ingest", "--fields", "11"},                           // at most 10 fields
+      {"ingest", "--new-series-ratio", "1.5"},                // a share: 0..1
       {"query", "--workload", "q9", "--end", "1"},            // unknown workload
       {"compare", "--targets", "null,null", "--verify-urls", "http://127.0.0.1:1"},
   };
@@ -262,6 +299,7 @@ TEST(BenchCli, BadFlagsExitTwoWithAMessage) {
   const BenchResult help = RunBench(dir, {"ingest", "--help"});
   EXPECT_EQ(help.exit_code, 0) << Describe(help);
   EXPECT_NE(help.out.find("--rate"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--new-series-ratio"), std::string::npos) << help.out;
 }
 
 }  // namespace

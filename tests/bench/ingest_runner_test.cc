@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -155,7 +156,7 @@ std::vector<std::string> SortedLines(const std::string& text) {
 
 std::string Expected(const IngestOptions& options) {
   CpuWorkloadOptions workload = options.workload;
-  workload.total_lines = options.values / kCpuFieldsPerLine;
+  workload.total_lines = options.values / workload.fields;
   CpuWorkload generator(workload, 0, workload.hosts);
   ByteBuffer out;
   while (generator.Generate(1000, out) > 0) {
@@ -255,6 +256,73 @@ TEST(IngestRunnerTest, RateLimitHoldsOverThreeSeconds) {
   EXPECT_GT(report.values, 600'000 * 0.9);
   EXPECT_LT(report.values, 600'000 * 1.1);
   EXPECT_NEAR(report.send_seconds, 3.0, 0.5);
+}
+
+TEST(IngestRunnerTest, NewSeriesAreCountedAndVerifiedOverSeveralConnections) {
+  LocalServer server(LocalServer::Mode::kHttp);
+  const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
+  IngestOptions options = SmallRun(base + "/write");
+  options.connections = 3;
+  options.workload.fields = 1;
+  options.workload.new_series_ratio = 1;
+  options.values = 1'234;  // one value per line: 1234 lines, 1234 new series
+  options.verify_url = base;
+  options.verify_timeout_ns = 5'000'000'000;
+  IngestReport report;
+  ASSERT_TRUE(RunIngest(options, &report).ok());
+  EXPECT_EQ(report.error_count(), 0u) << report.first_error;
+  EXPECT_EQ(report.lines, 1'234u);
+  EXPECT_EQ(report.values, 1'234u);
+  EXPECT_EQ(report.new_series, 1'234u);
+  EXPECT_TRUE(report.verify.complete) << report.verify.last_error;
+  EXPECT_EQ(report.verify.counted_values, 1'234u);
+  EXPECT_GT(report.queryable_new_series_per_s(), 0);
+  const std::vector<std::string> lines = SortedLines(server.WaitForClosed(3));
+  EXPECT_EQ(lines, SortedLines(Expected(options)));
+  std::vector<std::string> hosts;
+  for (const std::string& line : lines) {
+    const size_t begin = line.find("hostname=") + 9;
+    hosts.push_back(line.substr(begin, line.find(',', begin) - begin));
+  }
+  std::sort(hosts.begin(), hosts.end());
+  EXPECT_EQ(std::unique(hosts.begin(), hosts.end()), hosts.end()) << "a host was sent twice";
+  const std::string json = IngestReportJson(report);
+  EXPECT_NE(json.find("\"new_series\":1234"), std::string::npos) << json;
+  EXPECT_NE(FormatIngestReport(report).find("new series    1234"), std::string::npos)
+      << FormatIngestReport(report);
+}
+
+TEST(IngestRunnerTest, VerifyStopsAtOnceWhenTheServerRejectsTheCountQuery) {
+  // The raw TCP server answers nothing HTTP-like, so point --verify at an HTTP server that 404s it:
+  // asking again would not help, so the run must not wait out the verify timeout.
+  LocalServer sink(LocalServer::Mode::kRawTcp);
+  LocalServer http(LocalServer::Mode::kHttp);
+  IngestOptions options = SmallRun("tcp://127.0.0.1:" + std::to_string(sink.port()));
+  options.verify_url = "http://127.0.0.1:" + std::to_string(http.port()) + "/elsewhere";
+  options.verify_timeout_ns = 60'000'000'000;
+  IngestReport report;
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(RunIngest(options, &report).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_FALSE(report.verify.complete);
+  EXPECT_EQ(report.verify.polls, 1u);
+  EXPECT_TRUE(report.verify.last_error.starts_with("http_404")) << report.verify.last_error;
+}
+
+TEST(IngestRunnerTest, RejectsFieldsAndRatiosOutOfRange) {
+  IngestOptions options;
+  EXPECT_TRUE(ValidateIngestOptions(options).ok());
+  for (const uint32_t fields : {0u, 11u}) {
+    options.workload.fields = fields;
+    EXPECT_TRUE(ValidateIngestOptions(options).IsInvalidArgument()) << fields;
+  }
+  options.workload.fields = 1;
+  options.values = 1;
+  EXPECT_TRUE(ValidateIngestOptions(options).ok());
+  for (const double ratio : {-0.1, 1.5, std::nan("")}) {
+    options.workload.new_series_ratio = ratio;
+    EXPECT_TRUE(ValidateIngestOptions(options).IsInvalidArgument()) << ratio;
+  }
 }
 
 TEST(IngestRunnerTest, RejectsUnboundedRuns) {
