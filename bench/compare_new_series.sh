@@ -12,9 +12,10 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: bench/compare_new_series.sh [--series N] [--points-per-series K] [--keep]
+usage: bench/compare_new_series.sh [--series N] [--points-per-series K] [--tags T] [--keep]
 
   --series N             new series to create, one point each (default 200000)
+  --tags T               tags per line after hostname (0..9, default 1: cpu,hostname=..,region=..)
   --points-per-series K  then send K-1 further points to each of them, one ingot-bench run per
                          point, and report that phase too (default 1: no further points)
   --keep                 keep the data directories and logs (the path is printed)
@@ -24,10 +25,12 @@ EOF
 SERIES=200000
 POINTS_PER_SERIES=1
 KEEP=0
+TAGS=1
 while (($# > 0)); do
   case "$1" in
     --series) SERIES=${2:?--series needs a number}; shift 2 ;;
     --points-per-series) POINTS_PER_SERIES=${2:?--points-per-series needs a number}; shift 2 ;;
+    --tags) TAGS=${2:?--tags needs a number}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "compare_new_series.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -163,7 +166,7 @@ run_pass() {
   local name=$1 tcp_port=$2 http_port=$3 j=$4
   local json="$WORK/$name-pass$j.json" text="$WORK/$name-pass$j.txt" bench_pid
   "$BENCH" ingest --target "tcp://127.0.0.1:$tcp_port" --connections 1 --points "$SERIES" \
-    --fields 1 --new-series-ratio 1 --hosts "$HOSTS" --interval 1s --seed $((1 + j)) \
+    --fields 1 --tags "$TAGS" --new-series-ratio 1 --hosts "$HOSTS" --interval 1s --seed $((1 + j)) \
     --start $(((START_S + j * STRIDE_S) * 1000000000)) --timeout 120s \
     --verify "http://127.0.0.1:$http_port" --verify-timeout 900s --json "$json" --quiet \
     >"$text" 2>&1 &
@@ -285,7 +288,7 @@ ratio() { calc "%.2f" "$1 / $2"; }
 r() { echo "${RESULT[$1]}"; }
 
 echo
-echo "### $SERIES new series, one point each (1 TCP connection, --fields 1 --new-series-ratio 1)"
+echo "### $SERIES new series, one point each (1 TCP connection, --fields 1 --tags $TAGS --new-series-ratio 1)"
 echo
 echo "| server | seconds until queryable (sent in) | series/s | server CPU s | peak RSS MB |"
 echo "|---|---|---|---|---|"

@@ -146,6 +146,11 @@ class Evaluator {
     }
     std::vector<SeriesRef> series;
     INGOT_RETURN_IF_ERROR(Match(e, &series));
+    return SelectorOver(series, out);
+  }
+
+  // Instant-vector values of `series` (matched by a selector without range).
+  Status SelectorOver(std::span<const SeriesRef> series, EvalResult* out) {
     const std::int64_t lookback = params_.lookback_ns;
     for (const SeriesRef& info : series) {
       INGOT_RETURN_IF_ERROR(reader_.Read(
@@ -177,12 +182,16 @@ class Evaluator {
   Status EvalRangeFunction(const Expr& e, EvalResult* out) {
     std::vector<SeriesRef> series;
     INGOT_RETURN_IF_ERROR(Match(*e.lhs, &series));
+    return RangeFunctionOn(e, series, out);
+  }
+
+  Status RangeFunctionOn(const Expr& e, std::span<const SeriesRef> series, EvalResult* out) {
     // Series are independent and decoding dominates: a large selection is split in two halves,
     // the second evaluated on a helper thread with its own reader, so a query uses two cores.
     constexpr std::size_t kParallelFrom = 16;
     if (series.size() < kParallelFrom) return RangeFunctionOver(e, series, reader_, &out->series);
     const std::size_t half = series.size() / 2;
-    const std::span<const SeriesRef> all(series);
+    const std::span<const SeriesRef> all = series;
     SeriesReader side_reader(reader_.storage());
     std::vector<SeriesResult> side_results;
     auto side = std::async(std::launch::async, [&] {
@@ -341,11 +350,6 @@ class Evaluator {
   }
 
   Status EvalAggregate(const Expr& e, EvalResult* out) {
-    EvalResult inner;
-    INGOT_RETURN_IF_ERROR(Eval(*e.lhs, &inner));
-    if (inner.is_scalar) {
-      return Status::InvalidArgument("aggregation expects an instant vector, got a number");
-    }
     struct Group {
       Labels labels;
       std::vector<double> acc;
@@ -357,7 +361,7 @@ class Evaluator {
     auto grouped = [&](std::string_view name) {
       return std::find(e.grouping.begin(), e.grouping.end(), name) != e.grouping.end();
     };
-    for (SeriesResult& s : inner.series) {
+    auto fold = [&](SeriesResult& s) {
       Labels kept;
       for (auto& label : s.labels) {
         const bool keep = e.without ? (!grouped(label.first) && label.first != kMetricNameLabel)
@@ -390,6 +394,40 @@ class Evaluator {
           case AggregateOp::kCount: break;
         }
       }
+    };
+    const Expr& arg = *e.lhs;
+    const Expr* leaf = arg.kind == ExprKind::kSelector && arg.range_ns == 0 ? &arg
+                       : arg.kind == ExprKind::kRangeFunction             ? arg.lhs.get()
+                                                                          : nullptr;
+    if (leaf != nullptr) {
+      // Over a selector or a range function, series are described, evaluated and folded a block
+      // at a time: an aggregation over a million series holds one block of them, not all.
+      std::vector<SeriesId> ids;
+      Status st = catalog_.MatchIds(leaf->selector, params_.max_series, &ids);
+      if (!st.ok()) return st.WithContext(leaf->selector_text);
+      INGOT_RETURN_IF_ERROR(CheckPoints(ids.size(), params_));
+      constexpr std::size_t kBlock = 8192;
+      std::vector<SeriesRef> block;
+      EvalResult inner;
+      for (std::size_t from = 0; from < ids.size(); from += kBlock) {
+        block.clear();
+        for (std::size_t i = from; i < std::min(ids.size(), from + kBlock); ++i) {
+          SeriesRef info;
+          INGOT_RETURN_IF_ERROR(catalog_.Describe(ids[i], &info));
+          block.push_back(std::move(info));
+        }
+        inner.series.clear();
+        INGOT_RETURN_IF_ERROR(arg.kind == ExprKind::kSelector ? SelectorOver(block, &inner)
+                                                              : RangeFunctionOn(arg, block, &inner));
+        for (SeriesResult& s : inner.series) fold(s);
+      }
+    } else {
+      EvalResult inner;
+      INGOT_RETURN_IF_ERROR(Eval(arg, &inner));
+      if (inner.is_scalar) {
+        return Status::InvalidArgument("aggregation expects an instant vector, got a number");
+      }
+      for (SeriesResult& s : inner.series) fold(s);
     }
     for (Group& g : groups) {
       SeriesResult r;

@@ -128,6 +128,20 @@ std::vector<SeriesId> SeriesCatalog::Postings(const LabelMatcher& m, bool* subtr
 Status SeriesCatalog::Match(const Selector& selector, std::size_t max_series,
                             std::vector<SeriesRef>* out) {
   out->clear();
+  std::vector<SeriesId> ids;
+  INGOT_RETURN_IF_ERROR(MatchIds(selector, max_series, &ids));
+  out->reserve(ids.size());
+  for (SeriesId sid : ids) {
+    SeriesRef info;
+    INGOT_RETURN_IF_ERROR(Describe(sid, &info));
+    out->push_back(std::move(info));
+  }
+  return Status::OK();
+}
+
+Status SeriesCatalog::MatchIds(const Selector& selector, std::size_t max_series,
+                               std::vector<SeriesId>* out) {
+  out->clear();
   // Intersections first, smallest lists first would be ideal; the matcher order of a selector
   // puts the metric name first, which is usually the most selective positive matcher.
   std::vector<SeriesId> ids;
@@ -155,12 +169,7 @@ Status SeriesCatalog::Match(const Selector& selector, std::size_t max_series,
                         " series, more than query.max_series = " + std::to_string(max_series) +
                         "; narrow it down");
   }
-  out->reserve(ids.size());
-  for (SeriesId sid : ids) {
-    SeriesRef info;
-    INGOT_RETURN_IF_ERROR(Describe(sid, &info));
-    out->push_back(std::move(info));
-  }
+  *out = std::move(ids);
   return Status::OK();
 }
 

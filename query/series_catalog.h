@@ -52,6 +52,8 @@ class SeriesCatalog {
   // The series matching every matcher of `selector`, sorted by id. Busy naming `max_series` when
   // more than that many match (before any is described).
   Status Match(const Selector& selector, std::size_t max_series, std::vector<SeriesRef>* out);
+  // As Match, the ids only (sorted): callers that describe the series a block at a time.
+  Status MatchIds(const Selector& selector, std::size_t max_series, std::vector<SeriesId>* out);
 
   // Describes one series; NotFound for an unknown id.
   Status Describe(SeriesId sid, SeriesRef* out) const;

@@ -72,6 +72,50 @@ bool GeneratedSource::Next(Batch* batch) {
   return true;
 }
 
+class RoundRobinDealer::Dealt final : public BatchSource {
+ public:
+  Dealt(RoundRobinDealer& dealer, uint32_t c) : dealer_(dealer), c_(c) {}
+  bool Next(Batch* batch) override { return dealer_.Next(c_, &copy_, batch); }
+  void Stop() override { dealer_.Stop(); }
+
+ private:
+  RoundRobinDealer& dealer_;
+  const uint32_t c_;
+  std::string copy_;
+};
+
+RoundRobinDealer::RoundRobinDealer(std::unique_ptr<BatchSource> inner, uint32_t n)
+    : inner_(std::move(inner)), n_(n) {}
+
+std::unique_ptr<BatchSource> RoundRobinDealer::Connection(uint32_t c) {
+  return std::make_unique<Dealt>(*this, c);
+}
+
+bool RoundRobinDealer::Next(uint32_t c, std::string* copy, Batch* batch) {
+  std::unique_lock<std::mutex> lock(mu_);
+  turn_changed_.wait(lock, [&] { return exhausted_ || turn_ % n_ == c; });
+  if (exhausted_) return false;
+  Batch inner;
+  if (!inner_->Next(&inner)) {
+    exhausted_ = true;
+    turn_changed_.notify_all();
+    return false;
+  }
+  copy->assign(inner.bytes);
+  *batch = inner;
+  batch->bytes = *copy;
+  ++turn_;
+  turn_changed_.notify_all();
+  return true;
+}
+
+void RoundRobinDealer::Stop() {
+  inner_->Stop();
+  std::lock_guard<std::mutex> lock(mu_);
+  exhausted_ = true;
+  turn_changed_.notify_all();
+}
+
 uint64_t CountFields(std::string_view line) {
   size_t i = 0;
   while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;

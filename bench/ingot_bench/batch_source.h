@@ -76,6 +76,29 @@ class GeneratedSource final : public BatchSource {
   std::thread producer_;
 };
 
+// Deals the batches of one source to `n` connections in turn: batch k goes to connection k % n,
+// so every series' points are spread over all connections and arrive interleaved (what a
+// multi-threaded sender, retries or parallel remote-write shards do). Each connection gets a copy
+// of its batch, valid until its next Next().
+class RoundRobinDealer {
+ public:
+  RoundRobinDealer(std::unique_ptr<BatchSource> inner, uint32_t n);
+  // The source of connection `c` (0 <= c < n); the dealer must outlive it.
+  std::unique_ptr<BatchSource> Connection(uint32_t c);
+
+ private:
+  class Dealt;
+  bool Next(uint32_t c, std::string* copy, Batch* batch);
+  void Stop();
+
+  std::unique_ptr<BatchSource> inner_;
+  const uint32_t n_;
+  std::mutex mu_;
+  std::condition_variable turn_changed_;
+  uint64_t turn_ = 0;     // batches dealt so far (guarded by mu_)
+  bool exhausted_ = false;  // guarded by mu_
+};
+
 // A line-protocol file split into batches of whole lines, with per-batch value counts and the
 // range of timestamps (read as the last token of each line, in ns).
 struct LineProtocolFile {

@@ -60,27 +60,32 @@ uint64_t HostRng(uint64_t seed, uint32_t index) {
   return rng;
 }
 
-// Appends ",region=...,service_environment=... " drawn from `rng`.
-void AppendTags(uint64_t& rng, std::string* out) {
-  std::string& p = *out;
+// Appends the first `tags` of ",region=...,service_environment=..." drawn from `rng`, then a
+// space. Every tag is drawn whatever `tags`, so that fewer tags leave the values unchanged.
+void AppendTags(uint64_t& rng, uint32_t tags, std::string* out) {
   const uint32_t region = Below(SplitMix64(rng), kRegions.size());
-  p += ",region=";
-  p += kRegions[region];
-  p += ",datacenter=";
-  p += kRegions[region];
-  p += static_cast<char>('a' + Below(SplitMix64(rng), kDatacentersPerRegion));
-  p += ",rack=" + std::to_string(Below(SplitMix64(rng), kRacks));
-  p += ",os=";
-  p += kOperatingSystems[Below(SplitMix64(rng), kOperatingSystems.size())];
-  p += ",arch=";
-  p += kArchitectures[Below(SplitMix64(rng), kArchitectures.size())];
-  p += ",team=";
-  p += kTeams[Below(SplitMix64(rng), kTeams.size())];
-  p += ",service=" + std::to_string(Below(SplitMix64(rng), kServices));
-  p += ",service_version=" + std::to_string(Below(SplitMix64(rng), kServiceVersions));
-  p += ",service_environment=";
-  p += kEnvironments[Below(SplitMix64(rng), kEnvironments.size())];
-  p += ' ';
+  const std::string drawn[kCpuExtraTags] = {
+      std::string(kRegions[region]),
+      std::string(kRegions[region]) +
+          static_cast<char>('a' + Below(SplitMix64(rng), kDatacentersPerRegion)),
+      std::to_string(Below(SplitMix64(rng), kRacks)),
+      std::string(kOperatingSystems[Below(SplitMix64(rng), kOperatingSystems.size())]),
+      std::string(kArchitectures[Below(SplitMix64(rng), kArchitectures.size())]),
+      std::string(kTeams[Below(SplitMix64(rng), kTeams.size())]),
+      std::to_string(Below(SplitMix64(rng), kServices)),
+      std::to_string(Below(SplitMix64(rng), kServiceVersions)),
+      std::string(kEnvironments[Below(SplitMix64(rng), kEnvironments.size())]),
+  };
+  static constexpr std::string_view kNames[kCpuExtraTags] = {
+      "region", "datacenter", "rack", "os", "arch", "team", "service", "service_version",
+      "service_environment"};
+  for (uint32_t t = 0; t < tags && t < kCpuExtraTags; ++t) {
+    *out += ',';
+    *out += kNames[t];
+    *out += '=';
+    *out += drawn[t];
+  }
+  *out += ' ';
 }
 
 constexpr std::string_view kNewHostPrefix = "cpu,hostname=n";
@@ -118,13 +123,13 @@ CpuWorkload::CpuWorkload(const CpuWorkloadOptions& options, uint32_t host_begin,
     Host host;
     host.rng = HostRng(options.seed, i);
     host.prefix = "cpu,hostname=host_" + std::to_string(i);
-    AppendTags(host.rng, &host.prefix);
+    AppendTags(host.rng, options.tags, &host.prefix);
     for (int32_t& v : host.value_units) {
       v = static_cast<int32_t>(Below(SplitMix64(host.rng), static_cast<uint32_t>(max_units) + 1));
     }
     // Seed-independent, so that a run with another seed sends new values to the same new series.
     uint64_t tags_rng = HostRng(kNewHostTagsSeed, i);
-    AppendTags(tags_rng, &host.new_host_tags);
+    AppendTags(tags_rng, options.tags, &host.new_host_tags);
     // A new host's prefix: kNewHostPrefix, up to 20 digits, then its tags.
     max_prefix = std::max(
         {max_prefix, host.prefix.size(), kNewHostPrefix.size() + 20 + host.new_host_tags.size()});

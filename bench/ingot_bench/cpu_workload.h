@@ -36,6 +36,7 @@ namespace ingot::bench {
 
 // The most fields a line carries (and the default): CpuWorkloadOptions::fields picks a prefix.
 inline constexpr size_t kCpuFieldsPerLine = 10;
+inline constexpr uint32_t kCpuExtraTags = 9;  // tags after hostname: region ... service_environment
 inline constexpr std::array<std::string_view, kCpuFieldsPerLine> kCpuFieldNames = {
     "usage_user",   "usage_system", "usage_idle",    "usage_nice",  "usage_iowait",
     "usage_irq",    "usage_softirq", "usage_steal",  "usage_guest", "usage_guest_nice"};
@@ -47,6 +48,7 @@ inline constexpr int64_t kDefaultStartNs = 1'704'067'200'000'000'000;
 struct CpuWorkloadOptions {
   uint32_t hosts = 100;
   uint32_t fields = kCpuFieldsPerLine;  // 1..kCpuFieldsPerLine: the first names of kCpuFieldNames
+  uint32_t tags = kCpuExtraTags;        // 0..kCpuExtraTags tags after hostname (region, ...)
   double new_series_ratio = 0;          // 0..1: share of lines sent for a never-sent host
   int64_t interval_ns = 10'000'000'000;
   int decimals = 2;  // 0..kCpuMaxDecimals

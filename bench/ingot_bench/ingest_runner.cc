@@ -116,6 +116,10 @@ Status ValidateIngestOptions(const IngestOptions& o) {
     if (o.values == 0 && o.duration_ns == 0) {
       return Status::InvalidArgument("the run needs a bound: --points and/or --duration");
     }
+    if (o.workload.tags > kCpuExtraTags) {
+      return Status::InvalidArgument("--tags must be 0.." + std::to_string(kCpuExtraTags) +
+                                     ", got " + std::to_string(o.workload.tags));
+    }
     if (o.workload.fields == 0 || o.workload.fields > kCpuFieldsPerLine) {
       return Status::InvalidArgument("--fields must be in 1.." + std::to_string(kCpuFieldsPerLine));
     }
@@ -165,6 +169,7 @@ Status RunIngest(const IngestOptions& options, IngestReport* report) {
 
   // Sources.
   LineProtocolFile file;
+  std::unique_ptr<RoundRobinDealer> dealer;  // declared before the sources that use it
   std::vector<std::unique_ptr<BatchSource>> sources;
   CpuWorkloadOptions workload = options.workload;
   uint64_t total_values = 0;
@@ -195,11 +200,21 @@ Status RunIngest(const IngestOptions& options, IngestReport* report) {
           options.rate_values_per_s / n / workload.fields * kPacedBatchSeconds;
       batch_lines = std::clamp<size_t>(static_cast<size_t>(paced_lines), 1, batch_lines);
     }
-    for (uint32_t c = 0; c < n; ++c) {
-      const auto begin = static_cast<uint32_t>(uint64_t{workload.hosts} * c / n);
-      const auto end = static_cast<uint32_t>(uint64_t{workload.hosts} * (c + 1) / n);
-      host_ranges.emplace_back(begin, end);
-      sources.push_back(std::make_unique<GeneratedSource>(workload, begin, end, batch_lines));
+    if (options.round_robin && n > 1) {
+      // One generator over every host; its batches dealt to the connections in turn.
+      dealer = std::make_unique<RoundRobinDealer>(
+          std::make_unique<GeneratedSource>(workload, 0, workload.hosts, batch_lines), n);
+      for (uint32_t c = 0; c < n; ++c) {
+        host_ranges.emplace_back(0, workload.hosts);
+        sources.push_back(dealer->Connection(c));
+      }
+    } else {
+      for (uint32_t c = 0; c < n; ++c) {
+        const auto begin = static_cast<uint32_t>(uint64_t{workload.hosts} * c / n);
+        const auto end = static_cast<uint32_t>(uint64_t{workload.hosts} * (c + 1) / n);
+        host_ranges.emplace_back(begin, end);
+        sources.push_back(std::make_unique<GeneratedSource>(workload, begin, end, batch_lines));
+      }
     }
   }
 
@@ -285,7 +300,17 @@ Status RunIngest(const IngestOptions& options, IngestReport* report) {
       // The newest row any connection reached bounds the range, also when a duration cut it short.
       verify.first_ts_ns = workload.start_ns;
       verify.last_ts_ns = workload.start_ns;
-      for (uint32_t c = 0; c < n; ++c) {
+      if (dealer) {
+        // Dealt batches: the rows sent are those of all connections together.
+        uint64_t lines = 0;
+        for (uint32_t c = 0; c < n; ++c) lines += states[c]->attempted_lines;
+        const uint64_t rows = (lines + workload.hosts - 1) / workload.hosts;
+        if (rows > 0) {
+          verify.last_ts_ns =
+              workload.start_ns + static_cast<int64_t>(rows - 1) * workload.interval_ns;
+        }
+      }
+      for (uint32_t c = 0; c < n && !dealer; ++c) {
         const uint64_t hosts = host_ranges[c].second - host_ranges[c].first;
         const uint64_t rows = (states[c]->attempted_lines + hosts - 1) / hosts;
         if (rows == 0) continue;

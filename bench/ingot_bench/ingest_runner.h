@@ -21,6 +21,9 @@ namespace ingot::bench {
 struct IngestOptions {
   std::string target = "tcp://127.0.0.1:8089";
   uint32_t connections = 1;
+  // Generated workloads: deal batches to the connections in turn (every series over every
+  // connection) instead of splitting the hosts among them. Files are always dealt in turn.
+  bool round_robin = false;
   double rate_values_per_s = 0;  // 0: unlimited
   int64_t duration_ns = 0;       // 0: until the values are sent
   uint64_t values = 1'000'000;   // 0: until the duration ends; rounded down to whole lines

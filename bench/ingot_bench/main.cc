@@ -37,7 +37,11 @@ struct WorkloadFlags {
 void AddWorkloadFlags(CLI::App* app, WorkloadFlags* f) {
   IngestOptions& o = f->options;
   app->add_option("--connections", o.connections,
-                  "Parallel connections; the generated hosts are split among them");
+                  "Parallel connections; the generated hosts are split among them (see "
+                  "--round-robin)");
+  app->add_flag("--round-robin", o.round_robin,
+                "Deal generated batches to the connections in turn, so that every series' "
+                "points arrive interleaved over all connections (as files always are)");
   app->add_option("--rate", o.rate_values_per_s,
                   "Steady send rate in values per second over all connections (0 = unlimited)");
   app->add_option("--duration", f->duration,
@@ -51,6 +55,9 @@ void AddWorkloadFlags(CLI::App* app, WorkloadFlags* f) {
   app->add_option("--fields", o.workload.fields,
                   "Fields per line, each one series per host: the first N of usage_user ... "
                   "usage_guest_nice (1..10)");
+  app->add_option("--tags", o.workload.tags,
+                  "Tags after hostname (0..9): the first N of region, datacenter, rack, os, arch, "
+                  "team, service, service_version, service_environment");
   app->add_option("--new-series-ratio", o.workload.new_series_ratio,
                   "Share of lines (0..1) sent for a host never sent before (hostname=n<line "
                   "number>) instead of the row's own host: 1 makes every line --fields new "

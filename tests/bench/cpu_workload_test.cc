@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -439,6 +440,44 @@ TEST(LineProtocolFileTest, CountsFieldsAndSplitsIntoBatches) {
   EXPECT_TRUE(file.has_timestamps);
   EXPECT_EQ(file.min_ts_ns, 10);
   EXPECT_EQ(file.max_ts_ns, 40);
+}
+
+TEST(CpuWorkloadTagsTest, FewerTagsKeepTheFirstOnesAndTheValues) {
+  CpuWorkloadOptions all;
+  all.hosts = 5;
+  all.total_lines = 40;
+  CpuWorkloadOptions two = all;
+  two.tags = 2;
+  CpuWorkloadOptions none = all;
+  none.tags = 0;
+  const auto all_lines = GenerateAll(all, 0, all.hosts, 7);
+  const auto two_lines = GenerateAll(two, 0, two.hosts, 7);
+  const auto no_lines = GenerateAll(none, 0, none.hosts, 7);
+  const auto split = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      const std::size_t end = text.find('\n', pos);
+      out.push_back(text.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return out;
+  };
+  const auto a = split(all_lines), b = split(two_lines), c = split(no_lines);
+  ASSERT_EQ(a.size(), 40u);
+  ASSERT_EQ(b.size(), a.size());
+  ASSERT_EQ(c.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string tags_all = a[i].substr(0, a[i].find(' '));
+    const std::string tags_two = b[i].substr(0, b[i].find(' '));
+    // cpu,hostname=...,region=...,datacenter=...: the prefix of the full tag set.
+    EXPECT_EQ(std::count(tags_two.begin(), tags_two.end(), ','), 3) << b[i];
+    EXPECT_TRUE(tags_all.starts_with(tags_two + ",rack=")) << a[i] << "\n" << b[i];
+    EXPECT_EQ(c[i].substr(0, c[i].find(' ')).find(',', 4), std::string::npos) << c[i];
+    // Fields and timestamp are the same bytes whatever the tags.
+    EXPECT_EQ(a[i].substr(a[i].find(' ')), b[i].substr(b[i].find(' ')));
+    EXPECT_EQ(a[i].substr(a[i].find(' ')), c[i].substr(c[i].find(' ')));
+  }
 }
 
 }  // namespace
