@@ -78,6 +78,30 @@ bool DecodeChunkKey(rocksdb::Slice key, SeriesId* sid, std::int64_t* first_ts_ns
   return true;
 }
 
+LateKey EncodeLateKey(SeriesId sid, std::int64_t first_ts_ns, std::uint64_t seq) noexcept {
+  LateKey k;
+  PutBigEndian64(sid, k.bytes);
+  PutBigEndian64(static_cast<std::uint64_t>(first_ts_ns) ^ kSignBit, k.bytes + 8);
+  PutBigEndian64(seq, k.bytes + 16);
+  return k;
+}
+
+bool DecodeLateKey(rocksdb::Slice key, SeriesId* sid, std::int64_t* first_ts_ns,
+                   std::uint64_t* seq) noexcept {
+  if (key.size() != kLateKeyBytes) return false;
+  const auto* p = reinterpret_cast<const std::uint8_t*>(key.data());
+  *sid = GetBigEndian64(p);
+  *first_ts_ns = static_cast<std::int64_t>(GetBigEndian64(p + 8) ^ kSignBit);
+  *seq = GetBigEndian64(p + 16);
+  return true;
+}
+
+void ChunkStore::RaiseLateSeq(std::uint64_t at_least) {
+  std::uint64_t cur = late_seq_.load(std::memory_order_relaxed);
+  while (cur < at_least && !late_seq_.compare_exchange_weak(cur, at_least)) {
+  }
+}
+
 HeadKey EncodeHeadKey(SeriesId sid) noexcept {
   HeadKey k;
   k.bytes[0] = static_cast<std::uint8_t>(kHeadKeyPrefix);
@@ -138,6 +162,7 @@ Status ChunkStore::Open(const std::string& dir, const StorageOptions& options,
       {"series_by_id", index_options},
       {"chunks", chunk_options},
       {"meta", index_options},
+      {"late", chunk_options},
   };
   std::unique_ptr<ChunkStore> s(new ChunkStore());
   rocksdb::DB* raw = nullptr;

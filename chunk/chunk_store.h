@@ -6,6 +6,11 @@
 //   series_by_id  big-endian series id                   -> value type, canonical key
 //   chunks        big-endian sid ‖ big-endian flipped ts -> sealed chunk (RocksDB compression off)
 //   meta          'h' ‖ big-endian sid                   -> checkpointed open buffer (chunk format)
+//   late          big-endian sid ‖ flipped ts ‖ big-endian sequence -> late chunk (chunk format)
+//
+// Late chunks hold points that arrived after newer points of their series were sealed. They may
+// overlap the series' chunks and each other; for the same timestamp the higher sequence wins, and
+// any late chunk wins over the chunks family (see LateCompactor, which merges them back).
 //
 // The chunk key puts the first timestamp of the chunk after the series id with its sign bit
 // flipped, so that byte order is (series, time) order for negative timestamps too.
@@ -17,6 +22,7 @@
 // Thread safety: thread-safe (RocksDB is); Close() must not race with other calls.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +40,7 @@ namespace ingot {
 inline constexpr std::size_t kChunkKeyBytes = 16;
 inline constexpr std::size_t kHeadKeyBytes = 9;
 inline constexpr char kHeadKeyPrefix = 'h';
+inline constexpr std::size_t kLateKeyBytes = 24;
 
 // Fixed-size encoded keys; the arrays are the key bytes.
 struct ChunkKey {
@@ -45,6 +52,17 @@ struct ChunkKey {
 ChunkKey EncodeChunkKey(SeriesId sid, std::int64_t first_ts_ns) noexcept;
 // False if `key` is not kChunkKeyBytes long.
 bool DecodeChunkKey(rocksdb::Slice key, SeriesId* sid, std::int64_t* first_ts_ns) noexcept;
+
+struct LateKey {
+  std::uint8_t bytes[kLateKeyBytes];
+  rocksdb::Slice slice() const {
+    return rocksdb::Slice(reinterpret_cast<const char*>(bytes), kLateKeyBytes);
+  }
+};
+LateKey EncodeLateKey(SeriesId sid, std::int64_t first_ts_ns, std::uint64_t seq) noexcept;
+// False if `key` is not kLateKeyBytes long.
+bool DecodeLateKey(rocksdb::Slice key, SeriesId* sid, std::int64_t* first_ts_ns,
+                   std::uint64_t* seq) noexcept;
 
 struct HeadKey {
   std::uint8_t bytes[kHeadKeyBytes];
@@ -85,13 +103,20 @@ class ChunkStore {
   rocksdb::ColumnFamilyHandle* series_by_id_cf() { return handles_[kSeriesById]; }
   rocksdb::ColumnFamilyHandle* chunks_cf() { return handles_[kChunks]; }
   rocksdb::ColumnFamilyHandle* meta_cf() { return handles_[kMeta]; }
+  rocksdb::ColumnFamilyHandle* late_cf() { return handles_[kLate]; }
+
+  // Sequence numbers of late chunks: strictly increasing over the life of the data directory
+  // (Storage raises the floor past every stored one at open).
+  std::uint64_t NextLateSeq() { return late_seq_.fetch_add(1, std::memory_order_relaxed); }
+  void RaiseLateSeq(std::uint64_t at_least);
 
  private:
-  enum Family { kDefault = 0, kSeries, kSeriesById, kChunks, kMeta, kFamilyCount };
+  enum Family { kDefault = 0, kSeries, kSeriesById, kChunks, kMeta, kLate, kFamilyCount };
   ChunkStore() = default;
 
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::atomic<std::uint64_t> late_seq_{1};
 };
 
 // Converts a RocksDB status into ours, keeping the message.

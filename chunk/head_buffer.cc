@@ -48,7 +48,10 @@ void HeadBuffer::DropFront(std::size_t n, bool sealed) {
   if (n == 0) return;
   std::int64_t* t = ts_data();
   std::uint64_t* v = values_data();
-  if (sealed) newest_sealed_ts_ns_ = std::max(newest_sealed_ts_ns_, t[n - 1]);
+  if (sealed) {
+    newest_sealed_ts_ns_ = sealed_any_ ? std::max(newest_sealed_ts_ns_, t[n - 1]) : t[n - 1];
+    sealed_any_ = true;
+  }
   std::memmove(t, t + n, (size_ - n) * sizeof(std::int64_t));
   std::memmove(v, v + n, (size_ - n) * sizeof(std::uint64_t));
   size_ = static_cast<std::uint16_t>(size_ - n);

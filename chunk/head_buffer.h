@@ -9,8 +9,8 @@
 //
 // Inserts: appending in time order is the fast path (one compare, one store per array); an older
 // point is placed by binary search and a duplicate timestamp replaces the stored value (last write
-// wins). Points at or before the newest sealed timestamp of the series are rejected (kTooOld):
-// sealed chunks are immutable.
+// wins). Points at or before the newest sealed timestamp of the series are refused (kTooOld):
+// sealed chunks are immutable, and the shard sends such points to the series' late buffer.
 //
 // Thread safety: not thread-safe; owned by one ShardEngine which guards it with its head mutex.
 #pragma once
@@ -32,8 +32,11 @@ class HeadBuffer {
 
   static constexpr std::int64_t kNoSealedTs = std::numeric_limits<std::int64_t>::min();
 
+  // `newest_sealed_ts_ns` = kNoSealedTs: nothing sealed yet, every timestamp is accepted.
   HeadBuffer(ValueType type, std::int64_t newest_sealed_ts_ns)
-      : newest_sealed_ts_ns_(newest_sealed_ts_ns), type_(type) {}
+      : newest_sealed_ts_ns_(newest_sealed_ts_ns),
+        type_(type),
+        sealed_any_(newest_sealed_ts_ns != kNoSealedTs) {}
   ~HeadBuffer() { FreeHeap(); }
   HeadBuffer(HeadBuffer&& o) noexcept { MoveFrom(o); }
   HeadBuffer& operator=(HeadBuffer&& o) noexcept {
@@ -53,7 +56,7 @@ class HeadBuffer {
       Append(ts_ns, value_bits);
       return InsertResult::kAppended;
     }
-    if (ts_ns <= newest_sealed_ts_ns_) return InsertResult::kTooOld;
+    if (sealed_any_ && ts_ns <= newest_sealed_ts_ns_) return InsertResult::kTooOld;
     if (n == 0) {
       Append(ts_ns, value_bits);
       return InsertResult::kAppended;
@@ -82,6 +85,7 @@ class HeadBuffer {
 
   ValueType type() const { return type_; }
   std::int64_t newest_sealed_ts_ns() const { return newest_sealed_ts_ns_; }
+  bool sealed_any() const { return sealed_any_; }
   codec::SeriesHint& hint() { return hint_; }
 
  private:
@@ -105,6 +109,7 @@ class HeadBuffer {
     size_ = o.size_;
     cap_ = o.cap_;
     type_ = o.type_;
+    sealed_any_ = o.sealed_any_;
     hint_ = o.hint_;
     o.cap_ = 1;
     o.size_ = 0;
@@ -127,6 +132,7 @@ class HeadBuffer {
   std::uint16_t size_ = 0;
   std::uint16_t cap_ = 1;
   ValueType type_ = ValueType::kFloat;
+  bool sealed_any_ = false;  // newest_sealed_ts_ns_ is a sealed point (INT64_MIN is a timestamp)
   codec::SeriesHint hint_;
 };
 

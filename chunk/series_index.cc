@@ -410,6 +410,8 @@ Status SeriesIndex::Restore(SeriesId sid, ValueType type, std::string_view key) 
     return Status::Corruption("WAL defines series " + std::to_string(sid) + " as '" +
                               std::string(key) + "', but that id has another key");
   }
+  // The series existed before the restart and may have sealed chunks: it is not new.
+  first_new_sid_ = std::max(first_new_sid_, sid + 1);
   SeriesRejection rejection;
   return CreateLocked(key, hash, type, sid, /*check_limits=*/false, &rejection);
 }

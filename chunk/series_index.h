@@ -137,6 +137,7 @@ class SeriesIndex {
   // Definitions created and not yet flushed.
   std::size_t pending_definitions() const;
   // Series with ids at or above this were created by this process (no chunk exists for them).
+  // Restore() raises it past restored ids (recovery runs before any writer).
   SeriesId first_new_sid() const { return first_new_sid_; }
 
   // --- postings (sorted ascending ids) ---

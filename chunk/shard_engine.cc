@@ -54,13 +54,14 @@ double BitsToDouble(ValueType type, std::uint64_t bits) {
 
 ShardEngine::ShardEngine(int shard_id, int shard_count, const StorageOptions& options,
                          WalSyncPolicy policy, ChunkStore& store, SeriesIndex& index,
-                         const Clock& clock)
+                         LateSet& late, const Clock& clock)
     : shard_id_(shard_id),
       shard_count_(shard_count),
       options_(options),
       policy_(policy),
       store_(store),
       index_(index),
+      late_(late),
       clock_(clock),
       last_checkpoint_steady_ns_(SteadyNowNs()),
       seal_buffer_(MaxSealedChunkBytes(kChunkCapacity)),
@@ -194,14 +195,22 @@ void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff
   head.DropFront(n, /*sealed=*/true);
 }
 
+std::int64_t ShardEngine::RetentionCutoffNs() const {
+  return options_.retention_s > 0 ? clock_.NowNs() - options_.retention_s * 1'000'000'000
+                                  : std::numeric_limits<std::int64_t>::min();
+}
+
 Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* result) {
   AppendResult local;
   if (result == nullptr) result = &local;
-  const std::int64_t cutoff_ns = options_.retention_s > 0
-                                     ? clock_.NowNs() - options_.retention_s * 1'000'000'000
-                                     : std::numeric_limits<std::int64_t>::min();
+  const std::int64_t cutoff_ns = RetentionCutoffNs();
+  const std::int64_t late_cutoff_ns =
+      options_.late_max_age_s > 0
+          ? std::max(cutoff_ns, clock_.NowNs() - options_.late_max_age_s * 1'000'000'000)
+          : cutoff_ns;
   std::lock_guard lock(heads_mu_);
   seal_batch_.Clear();
+  late_seals_pending_ = 0;
   for (const PointRecord& p : batch) {
     if (p.ts_ns < cutoff_ns) {
       result->rejected_expired++;
@@ -214,7 +223,13 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
       continue;
     }
     if (head.Insert(p.ts_ns, p.bits) == HeadBuffer::InsertResult::kTooOld) {
-      result->rejected_too_old++;
+      if (p.ts_ns < late_cutoff_ns) {
+        result->rejected_too_old++;
+        continue;
+      }
+      InsertLateLocked(p, cutoff_ns);
+      result->late++;
+      result->accepted++;
       continue;
     }
     result->accepted++;
@@ -223,6 +238,7 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
   }
   StorageMetrics& m = Metrics();
   m.points_accepted->Add(result->accepted);
+  if (result->late) m.points_late->Add(result->late);
   if (result->rejected_too_old) m.points_rejected_too_old->Add(result->rejected_too_old);
   if (result->rejected_expired) m.points_rejected_expired->Add(result->rejected_expired);
   if (result->rejected_type) m.points_rejected_type->Add(result->rejected_type);
@@ -238,8 +254,105 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
                                failed_.ToString());
       return failed_;
     }
+    // Only now are the late chunks readable: the compactor must not see the count move first.
+    late_seals_.fetch_add(late_seals_pending_, std::memory_order_acq_rel);
   }
   return Status::OK();
+}
+
+void ShardEngine::InsertLateLocked(const PointRecord& p, std::int64_t cutoff_ns) {
+  auto [it, created] = late_heads_.try_emplace(p.sid, p.type, HeadBuffer::kNoSealedTs);
+  // Set before the point is readable; readers test the bit, then read the buffer.
+  if (created) late_.Set(p.sid);
+  HeadBuffer& late = it->second;
+  const std::size_t before = late.size();
+  late.Insert(p.ts_ns, p.bits);
+  late_points_ += late.size() - before;
+  if (late.overfull()) SealLateLocked(p.sid, late, kChunkCapacity, cutoff_ns, seal_batch_);
+}
+
+void ShardEngine::SealLateLocked(SeriesId sid, HeadBuffer& late, std::size_t n,
+                                 std::int64_t cutoff_ns, rocksdb::WriteBatch& batch) {
+  n = std::min(n, late.size());
+  const auto ts = late.ts().first(n);
+  const auto values = late.values_bits().first(n);
+  const auto live = static_cast<std::size_t>(std::lower_bound(ts.begin(), ts.end(), cutoff_ns) -
+                                             ts.begin());
+  StorageMetrics& m = Metrics();
+  if (live > 0) m.points_dropped_retention->Add(live);
+  if (live < n) {
+    ChunkHeader h;
+    const std::size_t bytes = SealChunk(late.type(), ts.subspan(live), values.subspan(live),
+                                        late.hint(), *ws_, seal_buffer_, &h);
+    batch.Put(store_.late_cf(), EncodeLateKey(sid, h.min_ts_ns, store_.NextLateSeq()).slice(),
+              rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
+    ++late_seals_pending_;
+    m.late_chunks_written->Add();
+    m.late_chunk_bytes_written->Add(bytes);
+  }
+  late_points_ -= n;
+  late.DropFront(n, /*sealed=*/false);
+}
+
+Status ShardEngine::FlushLateLocked() {
+  if (late_heads_.empty()) return Status::OK();
+  const std::int64_t cutoff_ns = RetentionCutoffNs();
+  rocksdb::WriteBatch batch;
+  late_seals_pending_ = 0;
+  for (auto& [sid, late] : late_heads_) {
+    while (!late.empty()) SealLateLocked(sid, late, kChunkCapacity, cutoff_ns, batch);
+  }
+  if (batch.Count() > 0) {
+    // Not synced: the WAL still holds these points; a checkpoint's synced write follows.
+    rocksdb::Status rs = store_.db()->Write(rocksdb::WriteOptions(), &batch);
+    if (!rs.ok()) {
+      failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": write late chunks");
+      Metrics().write_errors->Add();
+      return failed_;
+    }
+    late_seals_.fetch_add(late_seals_pending_, std::memory_order_acq_rel);
+  }
+  late_seals_pending_ = 0;
+  late_heads_.clear();
+  late_points_ = 0;
+  return Status::OK();
+}
+
+Status ShardEngine::FlushLateIfOver(std::size_t max_points) {
+  std::lock_guard wlock(write_mu_);
+  if (closed_ || !failed_.ok()) return Status::OK();
+  std::lock_guard lock(heads_mu_);
+  if (late_points_ <= max_points) return Status::OK();
+  return FlushLateLocked();
+}
+
+void ShardEngine::ReadLateHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                               std::vector<LatePoint>* out, ValueType* type) const {
+  std::lock_guard lock(heads_mu_);
+  const auto it = late_heads_.find(sid);
+  if (it == late_heads_.end()) return;
+  const HeadBuffer& late = it->second;
+  *type = late.type();
+  const auto ts = late.ts();
+  const auto bits = late.values_bits();
+  const auto first = std::lower_bound(ts.begin(), ts.end(), start_ns);
+  for (auto i = static_cast<std::size_t>(first - ts.begin()); i < ts.size() && ts[i] <= end_ns;
+       ++i) {
+    out->push_back({ts[i], kLateHeadRank, bits[i]});
+  }
+}
+
+bool ShardEngine::ClearLateIfQuiet(SeriesId sid, std::uint64_t seals_before) {
+  std::lock_guard lock(heads_mu_);
+  if (late_seals_.load(std::memory_order_acquire) != seals_before) return false;
+  if (late_heads_.contains(sid)) return false;
+  late_.Clear(sid);
+  return true;
+}
+
+std::size_t ShardEngine::late_points() const {
+  std::lock_guard lock(heads_mu_);
+  return late_points_;
 }
 
 Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
@@ -280,6 +393,8 @@ Status ShardEngine::PersistHeadsLocked() {
   rocksdb::WriteBatch batch;
   {
     std::lock_guard lock(heads_mu_);
+    // Late buffers become late chunks; the synced write below makes them durable with the heads.
+    INGOT_RETURN_IF_ERROR(FlushLateLocked());
     ForEachLiveLocked([&](SeriesId sid, Slot& slot) {
       HeadBuffer& head = slot.head;
       if (!slot.dirty) {

@@ -7,6 +7,12 @@
 // to RocksDB in one WriteBatch before the mutex is released, so a reader sees each point either
 // in a head snapshot or in a chunk (see Storage::ReadSeries for the reader's half).
 //
+// Late points (at or before the newest sealed point of their series, so not insertable into the
+// head) go to the series' late buffer, a second HeadBuffer kept only while the series has late
+// points. A full late buffer is written as a late chunk (`late` family, keyed by series, first
+// time and a sequence number); checkpoints and FlushLate write every late buffer. The late set
+// marks series with late data so that readers merge it and the LateCompactor finds it.
+//
 // Checkpoints keep the WAL bounded: roll the WAL to a new segment, write every head buffer that
 // changed since the last checkpoint to the meta family (synced), delete the older segments. A
 // checkpoint runs when the WAL has grown by wal_max_bytes (inline, by the writer) or when
@@ -28,12 +34,15 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <rocksdb/write_batch.h>
 
 #include "chunk/chunk_store.h"
 #include "chunk/head_buffer.h"
+#include "chunk/late_merge.h"
+#include "chunk/late_set.h"
 #include "chunk/series_index.h"
 #include "chunk/series_key.h"
 #include "chunk/wal.h"
@@ -54,7 +63,8 @@ struct PointRecord {
 
 struct AppendResult {
   std::uint64_t accepted = 0;
-  std::uint64_t rejected_too_old = 0;  // at or before the newest sealed point of its series
+  std::uint64_t late = 0;              // accepted into late buffers (counted in accepted too)
+  std::uint64_t rejected_too_old = 0;  // late and older than now - storage.late_max_age
   std::uint64_t rejected_expired = 0;  // older than now - retention
   std::uint64_t rejected_type = 0;     // type differs from the series' type
   std::uint64_t chunks_sealed = 0;
@@ -63,9 +73,10 @@ struct AppendResult {
 
 class ShardEngine {
  public:
-  // `store`, `index` and `clock` must outlive the engine. The WAL is opened later by StartWal().
+  // `store`, `index`, `late` and `clock` must outlive the engine. The WAL is opened later by
+  // StartWal().
   ShardEngine(int shard_id, int shard_count, const StorageOptions& options, WalSyncPolicy policy,
-              ChunkStore& store, SeriesIndex& index, const Clock& clock);
+              ChunkStore& store, SeriesIndex& index, LateSet& late, const Clock& clock);
   ~ShardEngine();
 
   ShardEngine(const ShardEngine&) = delete;
@@ -90,6 +101,19 @@ class ShardEngine {
   Status ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                   std::vector<std::int64_t>* ts, std::vector<double>* values,
                   std::int64_t* head_first_ts_ns = nullptr) const;
+
+  // Appends the late-buffer points of `sid` with start_ns <= ts <= end_ns to `out`, ranked
+  // kLateHeadRank; `*type` gets the series' type when it has a late buffer.
+  void ReadLateHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                    std::vector<LatePoint>* out, ValueType* type) const;
+  // Writes every late buffer as late chunks when they hold more than `max_points` together.
+  Status FlushLateIfOver(std::size_t max_points);
+  // Late chunks this shard has written (and made readable) so far.
+  std::uint64_t late_seals() const { return late_seals_.load(std::memory_order_acquire); }
+  // Clears the late bit of `sid` unless the shard wrote a late chunk since late_seals() returned
+  // `seals_before` or the series has a late buffer; true if cleared.
+  bool ClearLateIfQuiet(SeriesId sid, std::uint64_t seals_before);
+  std::size_t late_points() const;
 
   Status Checkpoint();
   // Checkpoints if the WAL passed wal_max_bytes or checkpoint_interval_ms passed with writes.
@@ -127,6 +151,14 @@ class ShardEngine {
   template <typename Fn>
   void ForEachLiveLocked(Fn&& fn);
   void SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns, AppendResult* result);
+  void InsertLateLocked(const PointRecord& p, std::int64_t cutoff_ns);
+  // Writes the oldest `n` points of a late buffer as a late chunk into `batch`.
+  void SealLateLocked(SeriesId sid, HeadBuffer& late, std::size_t n, std::int64_t cutoff_ns,
+                      rocksdb::WriteBatch& batch);
+  // Writes every late buffer as late chunks and drops the buffers (heads_mu_ held throughout,
+  // so readers see each point in a buffer or in a chunk).
+  Status FlushLateLocked();
+  std::int64_t RetentionCutoffNs() const;
   Status PersistHeadsLocked();
   Status CheckpointLocked();
 
@@ -136,6 +168,7 @@ class ShardEngine {
   const WalSyncPolicy policy_;
   ChunkStore& store_;
   SeriesIndex& index_;
+  LateSet& late_;
   const Clock& clock_;
 
   std::mutex write_mu_;  // serializes Append, Checkpoint, Close
@@ -151,6 +184,10 @@ class ShardEngine {
   std::vector<std::uint8_t> seal_buffer_;
   std::unique_ptr<codec::Workspace> ws_;
   rocksdb::WriteBatch seal_batch_;  // reused per Append
+  std::unordered_map<SeriesId, HeadBuffer> late_heads_;  // series with late points, by id
+  std::size_t late_points_ = 0;                          // points in late_heads_
+  std::uint64_t late_seals_pending_ = 0;                 // late chunks in seal_batch_
+  std::atomic<std::uint64_t> late_seals_{0};
 };
 
 }  // namespace ingot

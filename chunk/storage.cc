@@ -100,12 +100,35 @@ Status Storage::Open(const StorageOptions& options, int shard_count, const Clock
   INGOT_RETURN_IF_ERROR(ChunkStore::Open(options.data_dir + "/db", options, clock, &s->store_));
   INGOT_RETURN_IF_ERROR(SeriesIndex::Load(*s->store_, options.limits, &s->index_));
   for (int i = 0; i < shard_count; ++i) {
-    s->shards_.push_back(std::make_unique<ShardEngine>(i, shard_count, options, s->policy_,
-                                                       *s->store_, *s->index_, clock));
+    s->shards_.push_back(std::make_unique<ShardEngine>(
+        i, shard_count, options, s->policy_, *s->store_, *s->index_, s->late_, clock));
   }
+  s->compactor_ = std::make_unique<LateCompactor>(
+      *s->store_, s->late_, [p = s.get()](SeriesId sid) -> ShardEngine& {
+        return p->shard(p->ShardOf(sid));
+      });
+  INGOT_RETURN_IF_ERROR(s->LoadLateChunks());
   INGOT_RETURN_IF_ERROR(s->Recover());
   s->background_ = std::thread([p = s.get()] { p->BackgroundLoop(); });
   *storage = std::move(s);
+  return Status::OK();
+}
+
+Status Storage::LoadLateChunks() {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->late_cf()));
+  std::uint64_t max_seq = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    SeriesId sid;
+    std::int64_t first;
+    std::uint64_t seq;
+    if (!DecodeLateKey(it->key(), &sid, &first, &seq)) continue;
+    late_.Set(sid);
+    max_seq = std::max(max_seq, seq);
+  }
+  INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "scan late chunks"));
+  store_->RaiseLateSeq(max_seq + 1);
   return Status::OK();
 }
 
@@ -120,6 +143,9 @@ Status Storage::Recover() {
       INGOT_RETURN_IF_ERROR(shards_[i]->Replay(routed[i], &r));
       recovery_.points_replayed += r.accepted;
       routed[i].clear();
+      // Replayed points that were sealed before the crash come back as late points; their
+      // buffers are written out as they fill, as during ingest.
+      INGOT_RETURN_IF_ERROR(shards_[i]->FlushLateIfOver(options_.late_buffer_points));
     }
     return Status::OK();
   };
@@ -280,9 +306,86 @@ void Storage::BackgroundLoop() {
       }
       Status st = shard->CheckpointIfDue();
       if (!st.ok()) log->error("shard {}: checkpoint failed: {}", shard->shard_id(), st.ToString());
+      st = shard->FlushLateIfOver(options_.late_buffer_points);
+      if (!st.ok()) log->error("shard {}: writing late chunks failed: {}", shard->shard_id(), st.ToString());
+    }
+    if (late_.count() > 0) {
+      std::lock_guard compact_lock(compact_mu_);
+      LateCompactionStats stats;
+      bool done = false;
+      const std::uint64_t budget =
+          std::max<std::uint64_t>(1, options_.late_compaction_points_per_s * tick_ms / 1000);
+      Status st = compactor_->Run(budget, &stats, &done);
+      if (!st.ok()) log->error("merging late chunks failed: {}", st.ToString());
     }
     lock.lock();
   }
+}
+
+Status Storage::ReadLate(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                         LateReadBuffers* buf, codec::Workspace& ws,
+                         std::vector<CorruptChunk>* skipped) {
+  buf->points.clear();
+  if (start_ns > end_ns || !late_.Test(sid)) return Status::OK();
+  shard(ShardOf(sid)).ReadLateHead(sid, start_ns, end_ns, &buf->points, &buf->type);
+  const LateKey lower = EncodeLateKey(sid, kMinTs, 0);
+  const LateKey upper = end_ns == kMaxTs ? EncodeLateKey(sid + 1, kMinTs, 0)
+                                         : EncodeLateKey(sid, end_ns + 1, 0);
+  const rocksdb::Slice lower_slice = lower.slice(), upper_slice = upper.slice();
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->late_cf()));
+  ChunkView view;
+  view.sid = sid;
+  for (it->Seek(lower_slice); it->Valid(); it->Next()) {
+    SeriesId key_sid;
+    std::uint64_t seq;
+    if (!DecodeLateKey(it->key(), &key_sid, &view.first_ts_ns, &seq)) continue;
+    view.bytes = AsBytes(it->value());
+    view.header_ok = ParseChunkHeader(view.bytes, &view.header).ok();
+    if (view.header_ok && view.header.max_ts_ns < start_ns) continue;
+    const std::size_t n = view.count();
+    buf->ts.resize(n);
+    buf->raw.resize(n);
+    Status st = DecodeChunkRaw(view, buf->ts, buf->raw, ws);
+    if (!st.ok()) {
+      if (skipped == nullptr || !st.IsCorruption()) return st;
+      skipped->push_back({sid, view.first_ts_ns, view.last_ts_ns(), st});
+      continue;
+    }
+    buf->type = view.header.type;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (buf->ts[i] < start_ns || buf->ts[i] > end_ns) continue;
+      buf->points.push_back({buf->ts[i], seq, static_cast<std::uint64_t>(buf->raw[i])});
+    }
+  }
+  INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "read late chunks of series " + std::to_string(sid)));
+  SortAndDedupeLatePoints(&buf->points);
+  return Status::OK();
+}
+
+void Storage::MergeLate(LateReadBuffers* buf, std::vector<std::int64_t>* ts,
+                        std::vector<double>* values) {
+  MergeLateInto(buf->points, buf->type, ts, values, &buf->merge_ts, &buf->merge_values);
+}
+
+Status Storage::CompactLate(LateCompactionStats* stats) {
+  LateCompactionStats local;
+  if (stats == nullptr) stats = &local;
+  for (auto& shard : shards_) INGOT_RETURN_IF_ERROR(shard->FlushLateIfOver(0));
+  std::lock_guard lock(compact_mu_);
+  bool done = false;
+  while (!done) {
+    INGOT_RETURN_IF_ERROR(compactor_->Run(std::numeric_limits<std::uint64_t>::max(), stats, &done));
+  }
+  return Status::OK();
+}
+
+std::size_t Storage::late_buffered_points() const {
+  std::size_t n = 0;
+  for (const auto& shard : shards_) n += shard->late_points();
+  return n;
 }
 
 Status Storage::Checkpoint() {
@@ -387,6 +490,10 @@ Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end
   std::int64_t head_first = kMaxTs;
   INGOT_RETURN_IF_ERROR(
       shard(ShardOf(sid)).ReadHead(sid, start_ns, end_ns, &head_ts, &head_values, &head_first));
+  // Late data next, before the chunks: a merge moving late chunks into the chunks family between
+  // the two reads leaves each point in one of them.
+  LateReadBuffers late;
+  INGOT_RETURN_IF_ERROR(ReadLate(sid, start_ns, end_ns, &late, ws, skipped));
   const std::int64_t chunk_end = head_first == kMinTs ? kMinTs : std::min(end_ns, head_first - 1);
   if (head_first != kMinTs && start_ns <= chunk_end) {
     INGOT_RETURN_IF_ERROR(ForEachChunk(sid, start_ns, chunk_end, [&](const ChunkView& view) {
@@ -428,6 +535,7 @@ Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end
   }
   ts->insert(ts->end(), head_ts.begin(), head_ts.end());
   values->insert(values->end(), head_values.begin(), head_values.end());
+  MergeLate(&late, ts, values);
   return Status::OK();
 }
 

@@ -12,7 +12,11 @@
 //
 // Reads combine sealed chunks and head buffers with read-your-writes: ReadSeries snapshots the
 // head first, then reads the chunks and drops chunk points at or after the snapshot's first
-// timestamp, so a concurrent seal neither loses nor duplicates points.
+// timestamp, so a concurrent seal neither loses nor duplicates points. Series with late data
+// (points older than their sealed chunks, see ShardEngine) are read in three steps: head, late
+// data (ReadLate: late buffer, then late chunks), chunks; MergeLate then lets the late points win.
+// The background thread also merges late chunks back into the chunks family (LateCompactor), at
+// most storage.late_compaction_points_per_s points per second.
 //
 // Thread safety: every method is thread-safe except Close(), which must not race with others;
 // shard(i).Append must be called by one thread per shard at a time.
@@ -30,6 +34,9 @@
 
 #include "chunk/chunk_format.h"
 #include "chunk/chunk_store.h"
+#include "chunk/late_compactor.h"
+#include "chunk/late_merge.h"
+#include "chunk/late_set.h"
 #include "chunk/series_index.h"
 #include "chunk/series_key.h"
 #include "chunk/shard_engine.h"
@@ -61,6 +68,15 @@ struct CorruptChunk {
   std::int64_t first_ts_ns = 0;
   std::int64_t last_ts_ns = 0;
   Status status;
+};
+
+// Buffers of a late-data read, reused across reads by one reader.
+struct LateReadBuffers {
+  std::vector<LatePoint> points;  // sorted, one per timestamp: what MergeLate applies
+  ValueType type = ValueType::kFloat;
+  std::vector<std::int64_t> ts, raw;
+  std::vector<std::int64_t> merge_ts;
+  std::vector<double> merge_values;
 };
 
 struct RecoveryStats {
@@ -119,6 +135,25 @@ class Storage {
   static Status DecodeChunkRaw(const ChunkView& view, std::span<std::int64_t> ts,
                                std::span<std::int64_t> values_raw, codec::Workspace& ws);
 
+  // Whether `sid` may have late data (one bit test, no lock); false means it has none.
+  bool MayHaveLateData(SeriesId sid) const { return late_.Test(sid); }
+  // The late points of `sid` in [start_ns, end_ns] into buf->points: its late buffer, then its
+  // late chunks, one point per timestamp (the last write). Call it after ShardEngine::ReadHead
+  // and before reading the series' chunks. A corrupt late chunk fails the read with Corruption
+  // (or, with `skipped`, is skipped and reported there).
+  Status ReadLate(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                  LateReadBuffers* buf, codec::Workspace& ws,
+                  std::vector<CorruptChunk>* skipped = nullptr);
+  // Applies buf->points to a read series (sorted ts/values): late points replace points with the
+  // same timestamp and fill in the others.
+  static void MergeLate(LateReadBuffers* buf, std::vector<std::int64_t>* ts,
+                        std::vector<double>* values);
+  // Writes every late buffer and merges every late chunk into the chunks family now.
+  Status CompactLate(LateCompactionStats* stats = nullptr);
+  // Series that may have late data.
+  std::size_t late_series() const { return late_.count(); }
+  std::size_t late_buffered_points() const;
+
   // Checkpoints every shard now.
   Status Checkpoint();
 
@@ -129,6 +164,8 @@ class Storage {
  private:
   Storage(const StorageOptions& options, const Clock& clock);
   Status Recover();
+  // Marks the series that have late chunks and raises the late sequence past theirs.
+  Status LoadLateChunks();
   void BackgroundLoop();
 
   const StorageOptions options_;
@@ -138,6 +175,9 @@ class Storage {
   std::unique_ptr<SeriesIndex> index_;
   std::vector<std::unique_ptr<ShardEngine>> shards_;
   RecoveryStats recovery_;
+  LateSet late_;
+  std::mutex compact_mu_;  // guards compactor_
+  std::unique_ptr<LateCompactor> compactor_;
 
   std::mutex bg_mu_;
   std::condition_variable bg_cv_;

@@ -20,6 +20,29 @@ StorageMetrics Register() {
       &r.AddCounter("ingot_points_rejected_total", rejected_help, "reason=\"type_mismatch\"");
   m.points_dropped_retention = &r.AddCounter(
       "ingot_points_dropped_retention_total", "Head points past retention when sealed.");
+  m.points_late = &r.AddCounter(
+      "ingot_points_late_total",
+      "Points accepted although older than their series' sealed data (stored as late chunks).");
+  m.late_chunks_written =
+      &r.AddCounter("ingot_late_chunks_written_total", "Late chunks written from late buffers.");
+  m.late_chunk_bytes_written =
+      &r.AddCounter("ingot_late_chunk_bytes_written_total", "Bytes of late chunks written.");
+  m.late_compactions = &r.AddCounter(
+      "ingot_late_compactions_total",
+      "Merges of a series' late chunks with the chunks they overlap into non-overlapping chunks.");
+  m.late_compaction_chunks_read = &r.AddCounter("ingot_late_compaction_chunks_read_total",
+                                                "Chunks (late and sealed) read by merges.");
+  m.late_compaction_bytes_read =
+      &r.AddCounter("ingot_late_compaction_bytes_read_total", "Chunk bytes read by merges.");
+  m.late_compaction_bytes_written =
+      &r.AddCounter("ingot_late_compaction_bytes_written_total", "Chunk bytes written by merges.");
+  m.late_compaction_points =
+      &r.AddCounter("ingot_late_compaction_points_total", "Points written by merges.");
+  m.late_compaction_errors = &r.AddCounter("ingot_late_compaction_errors_total",
+                                           "Merges that failed (corrupt chunk, write error).");
+  m.late_compaction_seconds =
+      &r.AddHistogram("ingot_late_compaction_seconds", "Duration of one series' merge.",
+                      ExponentialBuckets(0.0001, 2, 16));
   const char* sealed_help = "Chunks sealed, by value encoding.";
   for (int e = 0; e < codec::kFloatEncodingCount; ++e) {
     const std::string labels = std::string("encoding=\"") +

@@ -16,6 +16,16 @@ struct StorageMetrics {
   Counter* points_rejected_expired;
   Counter* points_rejected_type;
   Counter* points_dropped_retention;  // accepted, then expired before its chunk was sealed
+  Counter* points_late;               // accepted into a late buffer (older than sealed data)
+  Counter* late_chunks_written;
+  Counter* late_chunk_bytes_written;
+  Counter* late_compactions;          // series whose late chunks were merged
+  Counter* late_compaction_chunks_read;
+  Counter* late_compaction_bytes_read;
+  Counter* late_compaction_bytes_written;
+  Counter* late_compaction_points;    // points written by merges
+  Counter* late_compaction_errors;
+  Histogram* late_compaction_seconds;  // one series' merge
   std::array<Counter*, codec::kFloatEncodingCount> chunks_sealed_float;
   Counter* chunks_sealed_int;
   Counter* values_sealed;

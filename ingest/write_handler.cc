@@ -104,8 +104,8 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
     const std::string reason =
         !stats.first_error.empty()
             ? stats.first_error
-            : "points older than their series' sealed data, past the retention or of a "
-              "conflicting type";
+            : "points older than storage.late_max_age behind their series' sealed data, past "
+              "the retention or of a conflicting type";
     return fail(400, "partial write: " + reason + " dropped=" + std::to_string(dropped));
   }
   response.status = 204;

@@ -359,6 +359,26 @@ Status ExportWriter::AppendBinaryChunk(const ChunkView& view, std::string* out) 
 }
 
 Status ExportWriter::WriteBinarySeries(const SeriesInfo& info, std::string* out) {
+  if (!in_series_ && storage_.MayHaveLateData(info.sid)) {
+    // Late chunks overlap the series' chunks: stored chunks cannot be sent as they are, so the
+    // merged points go out as point frames.
+    INGOT_RETURN_IF_ERROR(reader_.Read(info.sid, start_ns_, end_ns_));
+    metric_json_.clear();
+    info.AppendMetricJson(&metric_json_);
+    AppendBinaryTextFrame(BinaryFrameTag::kSeries, metric_json_, out);
+    ++series_written_;
+    const auto ts = reader_.ts();
+    const auto values = reader_.values();
+    constexpr std::size_t kFramePoints = 1 << 16;
+    for (std::size_t i = 0; i < ts.size(); i += kFramePoints) {
+      const std::size_t n = std::min(kFramePoints, ts.size() - i);
+      AppendBinaryFrameHeader(BinaryFrameTag::kPoints, static_cast<std::uint32_t>(n), out);
+      out->append(reinterpret_cast<const char*>(ts.data() + i), 8 * n);
+      out->append(reinterpret_cast<const char*>(values.data() + i), 8 * n);
+    }
+    points_written_ += ts.size();
+    return Status::OK();
+  }
   if (!in_series_) {
     // Head first (read-your-writes, as in SeriesReader): chunk points at or after the head's
     // first point were sealed after the snapshot and are already in the copy.

@@ -547,6 +547,10 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
           static_cast<double>(head_series));
     gauge("ingot_head_points", "Points in open head buffers (not yet sealed).",
           static_cast<double>(head_points));
+    gauge("ingot_late_series", "Series that may have late data (a late buffer or late chunks).",
+          static_cast<double>(storage_.late_series()));
+    gauge("ingot_late_buffered_points", "Late points in late buffers, not yet in late chunks.",
+          static_cast<double>(storage_.late_buffered_points()));
     gauge("ingot_series_index_bytes",
           "Heap bytes of the series index (keys, label postings, hash tables).",
           static_cast<double>(storage_.index().memory_bytes()));

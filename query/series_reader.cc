@@ -24,6 +24,10 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
   INGOT_RETURN_IF_ERROR(storage_.shard(storage_.ShardOf(sid))
                             .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_,
                                       &head_first));
+  // Late data before the chunks (see Storage::ReadLate); chunks it overlaps are decoded, not
+  // handed to the filter, so that late points can replace theirs.
+  INGOT_RETURN_IF_ERROR(storage_.ReadLate(sid, start_ns, end_ns, &late_, *ws_));
+  if (!late_.points.empty()) filter = nullptr;
   // Chunk points at or after the head's first point were sealed after the snapshot: the head
   // copy already has them.
   if (head_first != kMinTs) {
@@ -70,6 +74,13 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
   }
   ts_.insert(ts_.end(), head_ts_.begin(), head_ts_.end());
   values_.insert(values_.end(), head_values_.begin(), head_values_.end());
+  if (!late_.points.empty()) {
+    late_ts_.assign(ts_.begin(), ts_.end());
+    late_values_.assign(values_.begin(), values_.end());
+    Storage::MergeLate(&late_, &late_ts_, &late_values_);
+    ts_.assign(late_ts_.begin(), late_ts_.end());
+    values_.assign(late_values_.begin(), late_values_.end());
+  }
   return Status::OK();
 }
 

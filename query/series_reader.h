@@ -78,6 +78,9 @@ class SeriesReader {
   std::vector<std::int64_t> head_ts_;
   std::vector<double> head_values_;
   std::vector<std::int64_t> int_scratch_;
+  LateReadBuffers late_;  // late points of the series being read, and the merge's buffers
+  std::vector<std::int64_t> late_ts_;
+  std::vector<double> late_values_;
 };
 
 }  // namespace ingot

@@ -98,9 +98,12 @@ void VerifyBatches(Storage& storage, std::int64_t through) {
   for (std::size_t s = 0; s < sids.size(); ++s) {
     std::vector<std::int64_t> ts;
     std::vector<double> values;
-    ASSERT_TRUE(storage.ReadSeries(sids[s], INT64_MIN, INT64_MAX, &ts, &values).ok());
+    const Status read = storage.ReadSeries(sids[s], INT64_MIN, INT64_MAX, &ts, &values);
+    ASSERT_TRUE(read.ok()) << read.ToString();
     for (std::size_t i = 0; i < ts.size(); ++i) {
-      ASSERT_TRUE(i == 0 || ts[i] > ts[i - 1]);
+      ASSERT_TRUE(i == 0 || ts[i] > ts[i - 1])
+          << "series " << s << " point " << i << " of " << ts.size() << ": " << ts[i - 1]
+          << " then " << ts[i];
       stored[s][ts[i]] = values[i];
     }
   }

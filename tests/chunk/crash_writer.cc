@@ -5,7 +5,7 @@
 //     [wal_max_bytes]
 // <end>: "close" (clean shutdown), "abandon" (_exit without shutdown), "hang" (sleep until killed).
 // Series are created as ingest creates them (definitions logged with their points), including one
-// new series per batch.
+// new series per batch. Every 64 batches the late chunks are merged (Storage::CompactLate).
 #include <unistd.h>
 
 #include <bit>
@@ -91,6 +91,11 @@ int main(int argc, char** argv) {
                                     defs[static_cast<std::size_t>(i)], &result);
       if (!st.ok()) Die(st);
       defs[static_cast<std::size_t>(i)].clear();
+    }
+    // Late chunks are merged back while the writer runs, so kills land inside merges too.
+    if (b % 64 == 63) {
+      st = storage->CompactLate();
+      if (!st.ok()) Die(st);
     }
     char line[48];
     const int n = std::snprintf(line, sizeof line, "ack %lld\n", static_cast<long long>(b));

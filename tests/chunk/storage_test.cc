@@ -159,26 +159,132 @@ TEST_F(StorageTest, OutOfOrderAndDuplicatesWithinOpenChunk) {
   ExpectAllRanges(model);
 }
 
-TEST_F(StorageTest, PointsAtOrBeforeSealedChunkAreRejectedAndCounted) {
+TEST_F(StorageTest, PointsAtOrBeforeSealedChunkAreStoredLateAndTheLastWriteWins) {
   Open();
   const SeriesId sid = Series("old");
+  Model model;
   std::vector<std::pair<std::int64_t, double>> pts;
-  for (int i = 0; i < 1025; ++i) pts.emplace_back(i, i);
+  for (int i = 0; i < 1025; ++i) {
+    pts.emplace_back(i * 2, i);
+    model[sid][i * 2] = i;
+  }
   AppendResult r = Write(sid, pts);
   EXPECT_EQ(r.chunks_sealed, 1u);
+  const std::uint64_t late_before = Metrics().points_late->Value();
+  // Replaces a sealed point, fills a gap between sealed points, and one in-order point.
+  r = Write(sid, {{1022, 9.0}, {501, 7.5}, {4000, 1.0}});
+  EXPECT_EQ(r.rejected_too_old, 0u);
+  EXPECT_EQ(r.late, 2u);
+  EXPECT_EQ(r.accepted, 3u);
+  EXPECT_EQ(Metrics().points_late->Value() - late_before, 2u);
+  model[sid][1022] = 9.0;
+  model[sid][501] = 7.5;
+  model[sid][4000] = 1.0;
+  EXPECT_TRUE(storage_->MayHaveLateData(sid));
+  ExpectAllRanges(model);  // from the late buffer
+  ASSERT_TRUE(storage_->Checkpoint().ok());
+  ExpectAllRanges(model);  // from a late chunk
+  // A newer write of the same timestamp wins over the late chunk.
+  EXPECT_EQ(Write(sid, {{1022, -3.0}}).late, 1u);
+  model[sid][1022] = -3.0;
+  ExpectAllRanges(model);
+  Reopen();  // late chunks and the sealed bound are found again after a restart
+  EXPECT_TRUE(storage_->MayHaveLateData(sid));
+  ExpectAllRanges(model);
+  EXPECT_EQ(Write(sid, {{1023, 4.0}}).late, 1u);
+  model[sid][1023] = 4.0;
+  ExpectAllRanges(model);
+  LateCompactionStats stats;
+  ASSERT_TRUE(storage_->CompactLate(&stats).ok());
+  EXPECT_GT(stats.points_written, 0u);
+  EXPECT_FALSE(storage_->MayHaveLateData(sid));
+  EXPECT_EQ(storage_->late_series(), 0u);
+  ExpectAllRanges(model);
+  Reopen();
+  EXPECT_FALSE(storage_->MayHaveLateData(sid));
+  ExpectAllRanges(model);
+}
+
+TEST_F(StorageTest, LateMaxAgeRefusesOlderLatePointsOnly) {
+  options_.late_max_age_s = 3600;
+  ManualClock clock(100'000 * kSec);
+  Open(2, clock);
+  const SeriesId sid = Series("bounded");
+  std::vector<std::pair<std::int64_t, double>> pts;
+  for (int i = 0; i < 1025; ++i) pts.emplace_back((50'000 + i) * kSec, i);
+  EXPECT_EQ(Write(sid, pts).accepted, pts.size());  // in order: no age bound
   const std::uint64_t counted_before = Metrics().points_rejected_too_old->Value();
-  r = Write(sid, {{1023, 9.0}, {500, 9.0}, {2000, 1.0}});
-  EXPECT_EQ(r.rejected_too_old, 2u);
-  EXPECT_EQ(Metrics().points_rejected_too_old->Value() - counted_before, 2u);
-  EXPECT_EQ(r.accepted, 1u);
-  Reopen();  // the sealed bound is found again after a restart
-  r = Write(sid, {{1023, 9.0}, {1024, 2.0}});
+  // Late and within the hour: stored. Late and older: refused and counted.
+  const SeriesId fresh = Series("fresh");
+  std::vector<std::pair<std::int64_t, double>> recent;
+  for (int i = 0; i < 1025; ++i) recent.emplace_back((99'000 + i) * kSec, i);
+  EXPECT_EQ(Write(fresh, recent).accepted, recent.size());
+  AppendResult r = Write(fresh, {{95'000 * kSec, 1.0}, {99'500 * kSec, 2.0}});
+  EXPECT_EQ(r.late, 1u);
   EXPECT_EQ(r.rejected_too_old, 1u);
-  EXPECT_EQ(r.accepted, 1u);
-  std::vector<std::int64_t> ts;
-  std::vector<double> values;
-  ASSERT_TRUE(storage_->ReadSeries(sid, 1023, 1024, &ts, &values).ok());
-  EXPECT_EQ(values, (std::vector<double>{1023.0, 2.0}));
+  r = Write(sid, {{50'001 * kSec, 5.0}});
+  EXPECT_EQ(r.rejected_too_old, 1u);
+  EXPECT_EQ(Metrics().points_rejected_too_old->Value() - counted_before, 2u);
+}
+
+TEST_F(StorageTest, RandomOrderWritesMatchALastWriteWinsModel) {
+  options_.late_buffer_points = 1024;  // small buffers: many late chunks, overlapping each other
+  Open(3);
+  std::mt19937_64 rng(42);
+  std::vector<SeriesId> sids;
+  for (int s = 0; s < 4; ++s) sids.push_back(Series("rand" + std::to_string(s)));
+  Model model;
+  for (int round = 0; round < 12; ++round) {
+    for (SeriesId sid : sids) {
+      std::vector<std::pair<std::int64_t, double>> pts;
+      // Mostly moving forward, some points far back, some rewrites of earlier timestamps.
+      for (int i = 0; i < 700; ++i) {
+        std::int64_t t;
+        const auto dice = rng() % 10;
+        if (dice < 6) {
+          t = round * 1000 + static_cast<std::int64_t>(rng() % 1000);
+        } else if (dice < 9) {
+          t = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(round * 1000 + 1));
+        } else {
+          t = -static_cast<std::int64_t>(rng() % 5000);
+        }
+        const double v = static_cast<double>(rng() % 100000) / 8;
+        pts.emplace_back(t, v);
+        model[sid][t] = v;
+      }
+      EXPECT_EQ(Write(sid, pts).accepted, pts.size());
+    }
+    if (round % 3 == 1) {
+      ASSERT_TRUE(storage_->Checkpoint().ok());
+    }
+    if (round % 4 == 2) {
+      ASSERT_TRUE(storage_->CompactLate().ok());
+    }
+    if (round % 5 == 3) Reopen(3);
+  }
+  ExpectAllRanges(model);
+  ASSERT_TRUE(storage_->CompactLate().ok());
+  ExpectAllRanges(model);
+  // Merged chunks do not overlap and are at most full.
+  for (SeriesId sid : sids) {
+    std::int64_t previous_max = kMin;
+    bool first = true;
+    ASSERT_TRUE(storage_
+                    ->ForEachChunk(sid, kMin, kMax,
+                                   [&](const ChunkView& view) {
+                                     EXPECT_TRUE(view.header_ok);
+                                     EXPECT_LE(view.count(), kChunkCapacity);
+                                     if (!first) {
+                                       EXPECT_GT(view.first_ts_ns, previous_max);
+                                     }
+                                     first = false;
+                                     previous_max = view.last_ts_ns();
+                                     return Status::OK();
+                                   })
+                    .ok());
+  }
+  Reopen(2);
+  ExpectAllRanges(model);
 }
 
 TEST_F(StorageTest, IntegerAndBooleanSeriesReadAsDoublesAndTypesAreEnforced) {
