@@ -177,15 +177,20 @@ Status ChunkStore::CompactChunks() {
   rocksdb::CompactRangeOptions options;
   // Force the bottommost level through the filter too, so that every chunk is examined.
   options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
-  return FromRocks(db_->CompactRange(options, chunks_cf(), nullptr, nullptr),
-                   "compact chunks");
+  INGOT_RETURN_IF_ERROR(FromRocks(db_->CompactRange(options, chunks_cf(), nullptr, nullptr),
+                                  "compact chunks"));
+  return FromRocks(db_->CompactRange(options, late_cf(), nullptr, nullptr), "compact late chunks");
 }
 
 std::uint64_t ChunkStore::ChunkBytesOnDisk() {
-  std::uint64_t sst = 0, mem = 0;
-  db_->GetIntProperty(chunks_cf(), rocksdb::DB::Properties::kTotalSstFilesSize, &sst);
-  db_->GetIntProperty(chunks_cf(), rocksdb::DB::Properties::kCurSizeAllMemTables, &mem);
-  return sst + mem;
+  std::uint64_t total = 0;
+  for (rocksdb::ColumnFamilyHandle* cf : {chunks_cf(), late_cf()}) {
+    std::uint64_t sst = 0, mem = 0;
+    db_->GetIntProperty(cf, rocksdb::DB::Properties::kTotalSstFilesSize, &sst);
+    db_->GetIntProperty(cf, rocksdb::DB::Properties::kCurSizeAllMemTables, &mem);
+    total += sst + mem;
+  }
+  return total;
 }
 
 Status ChunkStore::Close() {

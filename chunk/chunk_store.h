@@ -92,10 +92,12 @@ class ChunkStore {
   // Flushes memtables and closes the database. Idempotent.
   Status Close();
 
-  // Compacts the whole chunks family (runs the retention filter over every chunk).
+  // Compacts the whole chunks and late families (runs the retention filter over every chunk and
+  // drops replaced chunks from disk).
   Status CompactChunks();
 
-  // Bytes of live SST files plus memtables of the chunks family (an estimate for reports).
+  // Bytes of live SST files plus memtables of the chunks and late families (an estimate for
+  // reports; replaced chunks count until a compaction drops them).
   std::uint64_t ChunkBytesOnDisk();
 
   rocksdb::DB* db() { return db_.get(); }

@@ -309,7 +309,7 @@ void Storage::BackgroundLoop() {
       st = shard->FlushLateIfOver(options_.late_buffer_points);
       if (!st.ok()) log->error("shard {}: writing late chunks failed: {}", shard->shard_id(), st.ToString());
     }
-    if (late_.count() > 0) {
+    if (late_.count() > 0 && options_.late_compaction_points_per_s > 0) {
       std::lock_guard compact_lock(compact_mu_);
       LateCompactionStats stats;
       bool done = false;

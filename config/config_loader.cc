@@ -57,7 +57,7 @@ const std::vector<KeyDef>& Keys() {
       {"storage.retention", KeyType::kDuration, 0, 100ull * 366 * 86400, "", INGOT_U(storage.retention_s)},
       {"storage.late_max_age", KeyType::kDuration, 0, 100ull * 366 * 86400, "", INGOT_U(storage.late_max_age_s)},
       {"storage.late_buffer_points", KeyType::kUnsigned, 1024, 1ull << 32, "", INGOT_U(storage.late_buffer_points)},
-      {"storage.late_compaction_points_per_s", KeyType::kUnsigned, 1024, 1ull << 40, "", INGOT_U(storage.late_compaction_points_per_s)},
+      {"storage.late_compaction_points_per_s", KeyType::kUnsigned, 0, 1ull << 40, "", INGOT_U(storage.late_compaction_points_per_s)},
       {"storage.block_cache_bytes", KeyType::kUnsigned, 0, 1ull << 40, "", INGOT_U(storage.block_cache_bytes)},
       {"limits.max_series", KeyType::kUnsigned, 0, 1ull << 31, "", INGOT_U(storage.limits.max_series)},
       {"limits.max_new_series_per_minute", KeyType::kUnsigned, 0, 1ull << 31, "", INGOT_U(storage.limits.max_new_series_per_minute)},

@@ -47,7 +47,8 @@ struct StorageOptions {
   std::uint64_t block_cache_bytes = 256ull << 20;
   // Late points (older than their series' sealed data): how old they may be (0 = anything within
   // retention), how many a shard buffers before writing them as late chunks, and how many points
-  // the background merge of late chunks rewrites per second at most.
+  // the background merge of late chunks rewrites per second at most (0 pauses it; reads stay
+  // exact, POST /internal/force_merge merges on demand).
   std::int64_t late_max_age_s = 0;
   std::uint64_t late_buffer_points = 1u << 18;
   std::uint64_t late_compaction_points_per_s = 4u << 20;

@@ -506,6 +506,24 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     StringListReply(reply, values);
   }
 
+  // POST /internal/force_merge (VictoriaMetrics' name): merges every late chunk into the chunks
+  // family, then compacts the chunk families so that replaced chunks stop taking disk space.
+  // Runs to completion before answering; meant for maintenance and measurements.
+  void ForceMerge(const HttpRequest&, HttpReply& reply) {
+    LateCompactionStats stats;
+    Status st = storage_.CompactLate(&stats);
+    if (st.ok()) st = storage_.chunks().CompactChunks();
+    if (!st.ok()) {
+      ErrorReply(reply, http::status::internal_server_error, "internal", st.ToString());
+      return;
+    }
+    SetReply(reply, http::status::ok, "application/json",
+             "{\"status\":\"success\",\"data\":{\"late_points_merged\":" +
+                 std::to_string(stats.points_written) +
+                 ",\"chunks_read\":" + std::to_string(stats.chunks_read) +
+                 ",\"chunks_written\":" + std::to_string(stats.chunks_written) + "}}\n");
+  }
+
   void TsdbStatus(const HttpRequest& request, HttpReply& reply) {
     const Params params(request);
     std::size_t top_n = kTsdbStatusDefaultTopN;
@@ -697,6 +715,8 @@ void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOption
   router.Add(http::verb::get, "/metrics",
              [api](const HttpRequest& request, HttpReply& reply) { api->MetricsPage(request, reply); });
   router.Add(http::verb::get, "/health", Health);
+  router.Add(http::verb::post, "/internal/force_merge",
+             [api](const HttpRequest& request, HttpReply& reply) { api->ForceMerge(request, reply); });
   router.Add(http::verb::get, "/debug/pprof/profile", Profile);
 }
 

@@ -1,0 +1,79 @@
+# Shared by the bench/compare_*.sh scripts (sourced): a server process under measurement
+# (SERVER_PID, SERVER_NAME, SERVER_LOG), ports, readiness, CPU and RSS readings.
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+SERVER_PID=""
+SERVER_NAME=""
+SERVER_LOG=""
+
+stop_server() {
+  [[ -n $SERVER_PID ]] || return 0
+  kill -TERM "$SERVER_PID" 2>/dev/null || true
+  local i
+  for ((i = 0; i < 300; i++)); do
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    echo "$SERVER_NAME did not stop within 30 s of SIGTERM; killing it" >&2
+    kill -KILL "$SERVER_PID" 2>/dev/null || true
+  fi
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}
+
+# A port nobody listens on now (the server binds it a moment later; a collision just fails loudly).
+free_port() {
+  local port i
+  for ((i = 0; i < 100; i++)); do
+    port=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return 0
+    fi
+  done
+  echo "compare_new_series.sh: no free port found" >&2
+  return 1
+}
+
+# Whether the server still runs. `kill -0` is not enough: it succeeds on a zombie, and a server
+# that died is not reaped while a command substitution runs.
+# Builtins only: it runs twice a second during the measurement.
+server_alive() {
+  local stat state
+  { read -r stat <"/proc/$SERVER_PID/stat"; } 2>/dev/null || return 1
+  state=${stat##*) }
+  state=${state%% *}
+  [[ $state != Z && $state != X ]]
+}
+
+# wait_ready URL TCP_PORT: until the HTTP URL answers 2xx and the TCP port accepts, at most 60 s.
+wait_ready() {
+  local url=$1 tcp_port=$2 i
+  for ((i = 0; i < 600; i++)); do
+    if ! server_alive; then
+      echo "$SERVER_NAME exited during start-up" >&2
+      return 1
+    fi
+    if curl -sf -o /dev/null --max-time 1 "$url" &&
+      (exec 3<>"/dev/tcp/127.0.0.1/$tcp_port") 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "$SERVER_NAME was not ready after 60 s ($url, TCP port $tcp_port)" >&2
+  return 1
+}
+
+CLK_TCK=$(getconf CLK_TCK)
+# CPU seconds (user + system) the server has used so far. Fields 14 and 15 of /proc/PID/stat,
+# counted after the ")" that ends the command name.
+cpu_seconds() {
+  sed 's/^.*) //' "/proc/$SERVER_PID/stat" | awk -v hz="$CLK_TCK" '{ printf "%.2f", ($12 + $13) / hz }'
+}
+# /proc/PID/status fields in MB (10^6 bytes): VmHWM is the peak RSS, VmRSS the current one.
+status_mb() {
+  awk -v key="$1:" '$1 == key { printf "%.1f", $2 * 1024 / 1e6 }' "/proc/$SERVER_PID/status"
+}
+calc() { awk "BEGIN { printf \"$1\", $2 }"; }
