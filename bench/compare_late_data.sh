@@ -16,10 +16,11 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: bench/compare_late_data.sh [--values N] [--hosts H] [--keep]
+usage: bench/compare_late_data.sh [--values N] [--hosts H] [--no-round-robin] [--keep]
 
   --values N   values per round-robin run (default 10000000)
   --hosts H    hosts of the cpu workload, 10 series each (default 100)
+  --no-round-robin  skip part 1 (the comparison with VictoriaMetrics)
   --keep       keep data directories and logs
 EOF
 }
@@ -27,11 +28,13 @@ EOF
 VALUES=10000000
 HOSTS=100
 KEEP=0
+ROUND_ROBIN=1
 while (($# > 0)); do
   case "$1" in
     --values) VALUES=${2:?}; shift 2 ;;
     --hosts) HOSTS=${2:?}; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --no-round-robin) ROUND_ROBIN=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "compare_late_data.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -121,6 +124,7 @@ START_S=$((NOW_S - 3600 - SPAN_S))
 # 1. Round-robin
 declare -A RR
 for proto in tcp http; do
+  ((ROUND_ROBIN)) || break
   for n in 2 4; do
     for server in ingot vm; do
       name="rr-$server-$proto-$n"
@@ -140,12 +144,13 @@ for proto in tcp http; do
   done
 done
 
-echo
-echo "### Round-robin: $VALUES values ($HOSTS hosts x 10 fields), batches dealt to N connections"
-echo
-echo "| protocol | N | Ingot values/s | VictoriaMetrics values/s | ratio | Ingot counted / sent (late points) | VictoriaMetrics counted / sent |"
-echo "|---|---|---|---|---|---|---|"
+((ROUND_ROBIN)) && echo
+((ROUND_ROBIN)) && echo "### Round-robin: $VALUES values ($HOSTS hosts x 10 fields), batches dealt to N connections"
+((ROUND_ROBIN)) && echo
+((ROUND_ROBIN)) && echo "| protocol | N | Ingot values/s | VictoriaMetrics values/s | ratio | Ingot counted / sent (late points) | VictoriaMetrics counted / sent |"
+((ROUND_ROBIN)) && echo "|---|---|---|---|---|---|---|"
 for proto in tcp http; do
+  ((ROUND_ROBIN)) || break
   for n in 2 4; do
     i="rr-ingot-$proto-$n" v="rr-vm-$proto-$n"
     echo "| $proto | $n | $(calc %.0f "${RR[$i.rate]}") | $(calc %.0f "${RR[$v.rate]}") | $(calc %.2f "${RR[$i.rate]} / ${RR[$v.rate]}") | ${RR[$i.counted]} / ${RR[$i.expected]} (${RR[$i.late]}) | ${RR[$v.counted]} / ${RR[$v.expected]} |"
@@ -159,7 +164,7 @@ HIST_VALUES=$((HOSTS * 10 * 6 * 60 * 24 * 7))  # a week of 10 s rows
 log "backfill reference: a week of history ($HIST_VALUES values) into a fresh node, alone"
 start_ingot backfill-alone
 json=$(bench backfill-alone "tcp://127.0.0.1:$TCP_PORT" --points "$HIST_VALUES" --hosts "$HOSTS" \
-  --start $((HIST_START_S * 1000000000)) --seed 7)
+  --start $((HIST_START_S * 1000000000)))
 ALONE_RATE=$(jq -r '.values_per_s.mean' "$json")
 stop_server
 
@@ -167,7 +172,7 @@ log "backfill: preload 3072 rows of live data, then history while live data flow
 start_ingot backfill-live
 bench preload "tcp://127.0.0.1:$TCP_PORT" --points $((HOSTS * 10 * 3072)) --hosts "$HOSTS" \
   --start $((LIVE_PRELOAD_START_S * 1000000000)) >/dev/null
-# Probe: one point of an existing series (host_0's usage_user) per 0.2 s, newer than the preload.
+# Probe: one point of an existing series (probe_v, created by the first probe) per 0.2 s.
 PROBE_OUT="$WORK/probe.txt"
 (
   # Live rows are 10 s apart from NOW - 3600; probe points fall between them.
@@ -177,9 +182,9 @@ PROBE_OUT="$WORK/probe.txt"
     t=$((t + 10))
     begin=$(date +%s%N)
     curl -s -o /dev/null -X POST "http://127.0.0.1:$HTTP_PORT/write?precision=s" \
-      --data-binary "cpu,hostname=host_0 usage_user=$v.5 $t" || true
+      --data-binary "probe v=$v.5 $t" || true
     while :; do
-      got=$(curl -s "http://127.0.0.1:$HTTP_PORT/api/v1/query?query=last_over_time(cpu_usage_user%7Bhostname%3D%22host_0%22%7D%5B1m%5D)&time=$t" |
+      got=$(curl -s "http://127.0.0.1:$HTTP_PORT/api/v1/query?query=last_over_time(probe_v%5B1m%5D)&time=$t" |
         jq -r '.data.result[0].value[1] // empty' 2>/dev/null || true)
       [[ $got == "$v.5" ]] && break
       sleep 0.01
@@ -189,13 +194,14 @@ PROBE_OUT="$WORK/probe.txt"
   done
 ) &
 PROBE_PID=$!
+sleep 1  # the probe series exists before the history starts
 LIVE_JSON="$WORK/live.json"
 "$BENCH" ingest --target "tcp://127.0.0.1:$TCP_PORT" --interval 10s --hosts "$HOSTS" \
   --start $(((LIVE_PRELOAD_START_S + 3072 * 10) * 1000000000)) --rate 20000 --duration 600s \
-  --points $((HOSTS * 10 * 300)) --seed 3 --json "$LIVE_JSON" --quiet >/dev/null 2>&1 &
+  --points $((HOSTS * 10 * 300)) --json "$LIVE_JSON" --quiet >/dev/null 2>&1 &
 LIVE_PID=$!
 json=$(bench backfill-live "tcp://127.0.0.1:$TCP_PORT" --points "$HIST_VALUES" --hosts "$HOSTS" \
-  --start $((HIST_START_S * 1000000000)) --seed 7)
+  --start $((HIST_START_S * 1000000000)))
 BACKFILL_RATE=$(jq -r '.values_per_s.mean' "$json")
 BACKFILL_COUNTED="$(jq -r '.verify.counted_values' "$json") / $(jq -r '.verify.expected_values' "$json")"
 kill "$PROBE_PID" 2>/dev/null || true
@@ -203,6 +209,7 @@ wait "$PROBE_PID" 2>/dev/null || true
 PROBE_PID=""
 wait "$LIVE_PID" || true
 LATE=$(metric ingot_points_late_total)
+touch "$PROBE_OUT"
 PROBES=$(wc -l <"$PROBE_OUT")
 PROBE_MAX=$(sort -n "$PROBE_OUT" | tail -1)
 PROBE_P50=$(sort -n "$PROBE_OUT" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
