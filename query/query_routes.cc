@@ -205,6 +205,36 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   }
 
   // Resolves every match[] selector (union, sorted by id). False after filling the reply.
+  // The ids matched by any of `selectors`, sorted; false (reply set) on a bad selector or limit.
+  bool MatchAllIds(const std::vector<std::string>& selectors, std::vector<SeriesId>* out,
+                   HttpReply& reply) {
+    out->clear();
+    std::vector<SeriesId> one;
+    for (const std::string& text : selectors) {
+      Selector selector;
+      Status st = ParseSelector(text, &selector);
+      if (!st.ok()) {
+        BadParam(reply, "match[]", st.message());
+        return false;
+      }
+      st = catalog_.MatchIds(selector, options_.max_series, &one);
+      if (!st.ok()) {
+        StatusReply(reply, st.WithContext(text));
+        return false;
+      }
+      out->insert(out->end(), one.begin(), one.end());
+    }
+    std::sort(out->begin(), out->end());
+    out->erase(std::unique(out->begin(), out->end()), out->end());
+    if (out->size() > options_.max_series) {
+      StatusReply(reply, Status::Busy("the selectors match " + std::to_string(out->size()) +
+                                      " series, more than query.max_series = " +
+                                      std::to_string(options_.max_series)));
+      return false;
+    }
+    return true;
+  }
+
   bool MatchAll(const std::vector<std::string>& selectors, std::vector<SeriesRef>* out,
                 HttpReply& reply) {
     out->clear();
@@ -432,12 +462,20 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       BadParam(reply, "match[]", "no match[] parameter provided");
       return;
     }
-    std::vector<SeriesRef> series;
-    if (!MatchAll(selectors, &series, reply)) return;
+    // Described one at a time: a million matched series cost their answer, not their labels.
+    std::vector<SeriesId> ids;
+    if (!MatchAllIds(selectors, &ids, reply)) return;
     std::string body = "{\"status\":\"success\",\"data\":[";
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      if (i != 0) body.push_back(',');
-      series[i]->AppendMetricJson(&body);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      SeriesRef info;
+      Status st = catalog_.Describe(ids[i], &info);
+      if (st.IsNotFound()) continue;
+      if (!st.ok()) {
+        StatusReply(reply, st);
+        return;
+      }
+      if (body.back() != '[') body.push_back(',');
+      info->AppendMetricJson(&body);
     }
     body += "]}\n";
     SetReply(reply, http::status::ok, "application/json", std::move(body));
