@@ -166,21 +166,30 @@ ShardEngine::Slot* ShardEngine::FindOrCreateLocked(SeriesId sid, ValueType type)
   return slot;
 }
 
+std::size_t ShardEngine::EncodeOldestLocked(HeadBuffer& buffer, std::size_t n,
+                                           std::int64_t cutoff_ns, ChunkHeader* h,
+                                           std::size_t* live_points) {
+  const auto ts = buffer.ts().first(n);
+  const auto values = buffer.values_bits().first(n);
+  // Points that expired while they waited are dropped here rather than sealed into a chunk that
+  // the next compaction would delete.
+  const auto expired = static_cast<std::size_t>(
+      std::lower_bound(ts.begin(), ts.end(), cutoff_ns) - ts.begin());
+  if (expired > 0) Metrics().points_dropped_retention->Add(expired);
+  *live_points = n - expired;
+  if (expired == n) return 0;
+  return SealChunk(buffer.type(), ts.subspan(expired), values.subspan(expired), buffer.hint(),
+                   *ws_, seal_buffer_, h);
+}
+
 void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns,
                              AppendResult* result) {
   const std::size_t n = std::min(head.size(), kChunkCapacity);
-  const auto ts = head.ts().first(n);
-  const auto values = head.values_bits().first(n);
-  // Points that expired while they waited in the head are dropped here rather than sealed into a
-  // chunk that the next compaction would delete.
-  const auto live = static_cast<std::size_t>(std::lower_bound(ts.begin(), ts.end(), cutoff_ns) -
-                                             ts.begin());
   StorageMetrics& m = Metrics();
-  if (live > 0) m.points_dropped_retention->Add(live);
-  if (live < n) {
-    ChunkHeader h;
-    const std::size_t bytes = SealChunk(head.type(), ts.subspan(live), values.subspan(live),
-                                        head.hint(), *ws_, seal_buffer_, &h);
+  ChunkHeader h;
+  std::size_t live = 0;
+  const std::size_t bytes = EncodeOldestLocked(head, n, cutoff_ns, &h, &live);
+  if (bytes > 0) {
     seal_batch_.Put(store_.chunks_cf(), EncodeChunkKey(sid, h.min_ts_ns).slice(),
                     rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
     result->chunks_sealed++;
@@ -189,7 +198,7 @@ void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff
     } else {
       m.chunks_sealed_int->Add();
     }
-    m.values_sealed->Add(n - live);
+    m.values_sealed->Add(live);
     m.chunk_bytes_written->Add(bytes);
   }
   head.DropFront(n, /*sealed=*/true);
@@ -274,16 +283,11 @@ void ShardEngine::InsertLateLocked(const PointRecord& p, std::int64_t cutoff_ns)
 void ShardEngine::SealLateLocked(SeriesId sid, HeadBuffer& late, std::size_t n,
                                  std::int64_t cutoff_ns, rocksdb::WriteBatch& batch) {
   n = std::min(n, late.size());
-  const auto ts = late.ts().first(n);
-  const auto values = late.values_bits().first(n);
-  const auto live = static_cast<std::size_t>(std::lower_bound(ts.begin(), ts.end(), cutoff_ns) -
-                                             ts.begin());
-  StorageMetrics& m = Metrics();
-  if (live > 0) m.points_dropped_retention->Add(live);
-  if (live < n) {
-    ChunkHeader h;
-    const std::size_t bytes = SealChunk(late.type(), ts.subspan(live), values.subspan(live),
-                                        late.hint(), *ws_, seal_buffer_, &h);
+  ChunkHeader h;
+  std::size_t live = 0;
+  const std::size_t bytes = EncodeOldestLocked(late, n, cutoff_ns, &h, &live);
+  if (bytes > 0) {
+    StorageMetrics& m = Metrics();
     batch.Put(store_.late_cf(), EncodeLateKey(sid, h.min_ts_ns, store_.NextLateSeq()).slice(),
               rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
     ++late_seals_pending_;

@@ -151,6 +151,10 @@ class ShardEngine {
   template <typename Fn>
   void ForEachLiveLocked(Fn&& fn);
   void SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns, AppendResult* result);
+  // Encodes the oldest `n` points of `buffer` not older than `cutoff_ns` into seal_buffer_;
+  // returns the bytes (0 when every one expired) and the points encoded in *live_points.
+  std::size_t EncodeOldestLocked(HeadBuffer& buffer, std::size_t n, std::int64_t cutoff_ns,
+                                 ChunkHeader* h, std::size_t* live_points);
   void InsertLateLocked(const PointRecord& p, std::int64_t cutoff_ns);
   // Writes the oldest `n` points of a late buffer as a late chunk into `batch`.
   void SealLateLocked(SeriesId sid, HeadBuffer& late, std::size_t n, std::int64_t cutoff_ns,

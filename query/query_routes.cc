@@ -238,32 +238,18 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   bool MatchAll(const std::vector<std::string>& selectors, std::vector<SeriesRef>* out,
                 HttpReply& reply) {
     out->clear();
-    std::vector<SeriesRef> one;
-    for (const std::string& text : selectors) {
-      Selector selector;
-      Status st = ParseSelector(text, &selector);
+    std::vector<SeriesId> ids;
+    if (!MatchAllIds(selectors, &ids, reply)) return false;
+    out->reserve(ids.size());
+    for (SeriesId sid : ids) {
+      SeriesRef info;
+      Status st = catalog_.Describe(sid, &info);
+      if (st.IsNotFound()) continue;
       if (!st.ok()) {
-        BadParam(reply, "match[]", st.message());
+        StatusReply(reply, st);
         return false;
       }
-      st = catalog_.Match(selector, options_.max_series, &one);
-      if (!st.ok()) {
-        StatusReply(reply, st.WithContext(text));
-        return false;
-      }
-      out->insert(out->end(), one.begin(), one.end());
-    }
-    std::sort(out->begin(), out->end(),
-              [](const SeriesRef& a, const SeriesRef& b) { return a->sid < b->sid; });
-    // Each selector describes its own copies: the same series from two selectors is one series.
-    out->erase(std::unique(out->begin(), out->end(),
-                           [](const SeriesRef& a, const SeriesRef& b) { return a->sid == b->sid; }),
-               out->end());
-    if (out->size() > options_.max_series) {
-      StatusReply(reply, Status::Busy("the selectors match " + std::to_string(out->size()) +
-                                      " series, more than query.max_series = " +
-                                      std::to_string(options_.max_series)));
-      return false;
+      out->push_back(std::move(info));
     }
     return true;
   }
