@@ -54,14 +54,15 @@ ValueType WantedType(FieldType type) {
 }  // namespace
 
 LineIngester::LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& clock,
-                           Precision precision, std::size_t max_line_bytes, std::string context)
+                           Precision precision, std::size_t max_line_bytes, std::string context,
+                           std::unique_ptr<SeriesCache> cache)
     : shards_(shards),
       index_(index),
       clock_(clock),
       max_line_bytes_(max_line_bytes),
       context_(std::move(context)),
       parser_(precision),
-      cache_(kMaxCachedSeries, kMaxCachedKeyBytes),
+      cache_(cache ? std::move(cache) : NewCache()),
       log_(Logger("ingest")) {
   open_.resize(static_cast<std::size_t>(shards_.shard_count()));
 }
@@ -139,7 +140,7 @@ void LineIngester::HandleLine(std::string_view line, std::int64_t now_ns) {
       continue;
     }
     SeriesCache::Entry series;
-    if (!cache_.Find(prefix_hash, parsed_.series_prefix, field.key, &series)) {
+    if (!cache_->Find(prefix_hash, parsed_.series_prefix, field.key, &series)) {
       if (!ResolveField(prefix_hash, parsed_, field, WantedType(field.type), &series)) continue;
     }
     AddPoint(series, parsed_.ts_ns, field);
@@ -178,7 +179,7 @@ bool LineIngester::ResolveField(std::uint64_t prefix_hash, const ParsedLine& lin
     index_.AppendDefinition(resolved.sid, &OpenBatch(shards_.ShardOf(resolved.sid)).definitions);
   }
   *out = SeriesCache::Entry{resolved.sid, resolved.type};
-  cache_.Insert(prefix_hash, line.series_prefix, field.key, *out);
+  cache_->Insert(prefix_hash, line.series_prefix, field.key, *out);
   return true;
 }
 
@@ -265,6 +266,15 @@ void LineIngester::Flush() {
 void LineIngester::Finish() {
   Flush();
   storage_status_ = completion_.Wait();
+}
+
+std::unique_ptr<SeriesCache> LineIngester::NewCache() {
+  return std::make_unique<SeriesCache>(kMaxCachedSeries, kMaxCachedKeyBytes);
+}
+
+std::unique_ptr<SeriesCache> LineIngester::ReleaseCache() {
+  if (!storage_status_.ok()) return nullptr;
+  return std::move(cache_);
 }
 
 }  // namespace ingot::ingest

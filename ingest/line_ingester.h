@@ -44,8 +44,11 @@ struct IngestStats {
 class LineIngester final : public LineConsumer {
  public:
   // `context` names the source in log messages ("tcp 127.0.0.1:5555 #3", "http /write").
+  // `cache` carries series resolved by an earlier ingester (HTTP requests reuse caches through a
+  // pool); null starts an empty one.
   LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& clock, Precision precision,
-               std::size_t max_line_bytes, std::string context);
+               std::size_t max_line_bytes, std::string context,
+               std::unique_ptr<SeriesCache> cache = nullptr);
   ~LineIngester() override;
 
   void Consume(std::string_view lines) override;
@@ -58,6 +61,12 @@ class LineIngester final : public LineConsumer {
   const IngestStats& stats() const { return stats_; }
   // Points storage refused (too old, expired, type) in what Finish() waited for.
   std::uint64_t storage_rejected() const { return completion_.rejected(); }
+
+  // An empty cache sized for one ingester.
+  static std::unique_ptr<SeriesCache> NewCache();
+  // After Finish(): the cache, for the next ingester of the same source; null after a storage
+  // error (a definition the cache vouches for may not have been logged).
+  std::unique_ptr<SeriesCache> ReleaseCache();
 
  private:
   void HandleLine(std::string_view line, std::int64_t now_ns);
@@ -78,7 +87,7 @@ class LineIngester final : public LineConsumer {
   const std::string context_;
   LineParser parser_;
   ParsedLine parsed_;
-  SeriesCache cache_;
+  std::unique_ptr<SeriesCache> cache_;
   std::vector<std::unique_ptr<Batch>> open_;  // one per shard
   Completion completion_;
   IngestStats stats_;

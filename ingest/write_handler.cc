@@ -9,6 +9,9 @@
 namespace ingot::ingest {
 namespace {
 
+// Caches kept between requests: as many as requests usually run at once.
+constexpr std::size_t kPooledCaches = 8;
+
 std::string JsonError(std::string_view message) {
   std::string out = "{\"error\":";
   AppendJsonString(message, &out);
@@ -88,10 +91,22 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
                          " bytes exceeds ingest.max_body_bytes = " +
                          std::to_string(options_.max_body_bytes));
   }
+  std::unique_ptr<SeriesCache> cache;
+  {
+    std::lock_guard<std::mutex> lock(caches_mu_);
+    if (!caches_.empty()) {
+      cache = std::move(caches_.back());
+      caches_.pop_back();
+    }
+  }
   LineIngester ingester(shards_, index_, clock_, precision, options_.max_line_bytes,
-                        "http /write");
+                        "http /write", std::move(cache));
   ingester.Consume(body);
   ingester.Finish();
+  if (std::unique_ptr<SeriesCache> done = ingester.ReleaseCache()) {
+    std::lock_guard<std::mutex> lock(caches_mu_);
+    if (caches_.size() < kPooledCaches) caches_.push_back(std::move(done));
+  }
   const IngestStats& stats = ingester.stats();
   if (!ingester.storage_status().ok()) {
     return fail(500, "storage failed, points may not be durable: " +

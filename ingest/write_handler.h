@@ -6,16 +6,23 @@
 // and on bad lines the good ones are still stored and the answer is 400 with
 // `{"error":"partial write: ... dropped=N"}`.
 //
+// Requests resolve series through series caches kept in a small pool between requests, so a
+// client's series are looked up in the index once, not once per request.
+//
 // Thread safety: Handle() may run concurrently from several threads.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chunk/series_index.h"
 #include "config/clock.h"
 #include "config/options.h"
+#include "ingest/series_cache.h"
 #include "ingest/shard_set.h"
 
 namespace ingot::ingest {
@@ -42,6 +49,9 @@ class WriteHandler {
   SeriesIndex& index_;
   const Clock& clock_;
   const IngestOptions options_;
+  // Caches of finished requests; a request takes one (or starts empty) and gives it back.
+  mutable std::mutex caches_mu_;
+  mutable std::vector<std::unique_ptr<SeriesCache>> caches_;
 };
 
 // Inflates a gzip (or zlib) stream into `*out`, failing once the output would pass `max_bytes`.
