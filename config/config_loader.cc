@@ -49,6 +49,7 @@ const std::vector<KeyDef>& Keys() {
       {"ingest.shards", KeyType::kUnsigned, 0, 256, "", INGOT_U(ingest.shards)},
       {"ingest.shard_queue_batches", KeyType::kUnsigned, 1, 65536, "", INGOT_U(ingest.shard_queue_batches)},
       {"ingest.max_body_bytes", KeyType::kUnsigned, 1024, 1ull << 34, "", INGOT_U(ingest.max_body_bytes)},
+      {"ingest.string_fields", KeyType::kEnum, 0, 0, "reject|drop", INGOT_STR(ingest.string_fields)},
       {"storage.data_dir", KeyType::kString, 0, 0, "", INGOT_STR(storage.data_dir)},
       {"storage.wal_sync", KeyType::kEnum, 0, 0, "always|interval|none", INGOT_STR(storage.wal_sync)},
       {"storage.wal_sync_interval_ms", KeyType::kUnsigned, 1, 60'000, "", INGOT_U(storage.wal_sync_interval_ms)},

@@ -25,6 +25,10 @@ struct IngestOptions {
   std::uint32_t shards = 0;                   // 0 = number of cores
   std::uint32_t shard_queue_batches = 64;     // per shard; a full queue pauses readers
   std::uint64_t max_body_bytes = 64ull << 20; // HTTP /write body limit (after gunzip)
+  // String field values are not stored. "reject": /write answers 400 partial write naming them
+  // (the other fields are stored) and each is logged; "drop": they are only counted, for agents
+  // that send strings beside numbers.
+  std::string string_fields = "reject";       // reject | drop
 };
 
 // Limits on series: each refusal is counted by reason and logged, rate-limited; points of existing

@@ -104,6 +104,21 @@ void LineIngester::OverlongLine(std::uint64_t line_number, std::size_t bytes_see
   }
 }
 
+void LineIngester::LogStringField(std::string_view key) {
+  const std::string what = "line " + std::to_string(stats_.lines) + ": field '" +
+                           std::string(key) +
+                           "' has a string value, which is not stored (the line's other fields are)";
+  if (stats_.first_error.empty()) stats_.first_error = what;
+  // Agents that send strings send them on every line: their own budget, so that they do not
+  // hide other bad lines from the log.
+  static RateLimiter limiter(2);
+  std::uint64_t suppressed = 0;
+  if (limiter.Allow(&suppressed)) {
+    log_->warn("{} {}{}", context_, what,
+               suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+  }
+}
+
 void LineIngester::LogBadLine(std::string_view what) {
   if (stats_.first_error.empty()) stats_.first_error = std::string(what);
   std::uint64_t suppressed = 0;
@@ -137,6 +152,7 @@ void LineIngester::HandleLine(std::string_view line, std::int64_t now_ns) {
     if (field.type == FieldType::kString) {
       ++stats_.points_unsupported;
       Metrics().points_string_field->Add();
+      if (log_string_fields_) LogStringField(field.key);
       continue;
     }
     SeriesCache::Entry series;

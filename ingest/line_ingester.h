@@ -62,6 +62,10 @@ class LineIngester final : public LineConsumer {
   // Points storage refused (too old, expired, type) in what Finish() waited for.
   std::uint64_t storage_rejected() const { return completion_.rejected(); }
 
+  // String field values are never stored; by default each one is logged (rate-limited) as a bad
+  // line would be. Off for nodes that drop them on purpose (ingest.string_fields = "drop").
+  void set_log_string_fields(bool log) { log_string_fields_ = log; }
+
   // An empty cache sized for one ingester.
   static std::unique_ptr<SeriesCache> NewCache();
   // After Finish(): the cache, for the next ingester of the same source; null after a storage
@@ -79,6 +83,7 @@ class LineIngester final : public LineConsumer {
   Batch& OpenBatch(int shard);
   void Flush();
   void LogBadLine(std::string_view what);
+  void LogStringField(std::string_view key);
 
   ShardSet& shards_;
   SeriesIndex& index_;
@@ -99,6 +104,7 @@ class LineIngester final : public LineConsumer {
   std::string measurement_scratch_;
   std::string field_scratch_;
   std::shared_ptr<spdlog::logger> log_;
+  bool log_string_fields_ = true;
 };
 
 }  // namespace ingot::ingest

@@ -143,10 +143,12 @@ int Run(int argc, char** argv) {
   RegisterQueryRoutes(router, *storage, options.query);
   RegisterWriteRoute(router, write_handler);
   TcpServer tcp(options.ingest, [&](const ConnectionInfo& connection) {
-    return std::make_unique<ingest::LineIngester>(
+    auto ingester = std::make_unique<ingest::LineIngester>(
         shards, storage->index(), SystemClock::Instance(), tcp_precision,
         options.ingest.max_line_bytes,
         "tcp " + connection.peer + " #" + std::to_string(connection.id));
+    ingester->set_log_string_fields(options.ingest.string_fields != "drop");
+    return ingester;
   });
   MetricsRegistry::Default().AddCallbackGauge(
       "ingot_connections", "Open line-protocol TCP connections.",

@@ -29,26 +29,33 @@ std::string Gunzip(std::string_view compressed, std::uint64_t max_bytes, std::st
   zs.avail_in = static_cast<uInt>(compressed.size());
   out->clear();
   char buf[64 * 1024];
-  int rc = Z_OK;
-  while (rc != Z_STREAM_END) {
+  auto fail = [&](std::string message) {
+    inflateEnd(&zs);
+    return message;
+  };
+  for (;;) {
     zs.next_out = reinterpret_cast<Bytef*>(buf);
     zs.avail_out = sizeof buf;
-    rc = inflate(&zs, Z_NO_FLUSH);
+    const int rc = inflate(&zs, Z_NO_FLUSH);
     if (rc != Z_OK && rc != Z_STREAM_END) {
-      std::string msg = zs.msg ? zs.msg : "truncated or corrupt stream";
-      inflateEnd(&zs);
-      return msg;
+      return fail(zs.msg ? zs.msg : "truncated or corrupt stream");
     }
     const std::size_t produced = sizeof buf - zs.avail_out;
-    if (out->size() + produced > max_bytes) {
-      inflateEnd(&zs);
-      return "too_large";
-    }
+    if (out->size() + produced > max_bytes) return fail("too_large");
     out->append(buf, produced);
-    if (rc == Z_OK && produced == 0 && zs.avail_in == 0) {
-      inflateEnd(&zs);
-      return "truncated gzip stream";
+    if (rc == Z_STREAM_END) {
+      if (zs.avail_in == 0) break;
+      // A gzip file may hold several members one after the other (RFC 1952 2.2; `cat a.gz b.gz`,
+      // Go's reader and InfluxDB read them all). Anything else after a member is an error, not
+      // something to ignore.
+      const auto* next = zs.next_in;
+      if (zs.avail_in < 2 || next[0] != 0x1f || next[1] != 0x8b) {
+        return fail(std::to_string(zs.avail_in) + " bytes after the end of the compressed stream");
+      }
+      if (inflateReset(&zs) != Z_OK) return fail("cannot reset zlib");
+      continue;
     }
+    if (produced == 0 && zs.avail_in == 0) return fail("truncated gzip stream");
   }
   inflateEnd(&zs);
   return "";
@@ -91,6 +98,7 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
                          " bytes exceeds ingest.max_body_bytes = " +
                          std::to_string(options_.max_body_bytes));
   }
+  const bool drop_string_fields = options_.string_fields == "drop";
   std::unique_ptr<SeriesCache> cache;
   {
     std::lock_guard<std::mutex> lock(caches_mu_);
@@ -101,6 +109,7 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
   }
   LineIngester ingester(shards_, index_, clock_, precision, options_.max_line_bytes,
                         "http /write", std::move(cache));
+  ingester.set_log_string_fields(!drop_string_fields);
   ingester.Consume(body);
   ingester.Finish();
   if (std::unique_ptr<SeriesCache> done = ingester.ReleaseCache()) {
@@ -114,7 +123,9 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
   }
   // As InfluxDB: dropped counts what was refused, lines that did not parse and points refused.
   const std::uint64_t dropped = stats.lines_malformed + stats.lines_too_long +
-                                stats.points_rejected + ingester.storage_rejected();
+                                stats.points_rejected +
+                                (drop_string_fields ? 0 : stats.points_unsupported) +
+                                ingester.storage_rejected();
   if (dropped > 0) {
     const std::string reason =
         !stats.first_error.empty()

@@ -1,5 +1,6 @@
 #include "query/expr.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -34,6 +35,11 @@ class Parser {
   explicit Parser(std::string_view text) : text_(text) {}
 
   Status Parse(std::unique_ptr<Expr>* out) {
+    if (text_.size() > kMaxExprBytes) {
+      return Status::InvalidArgument("query of " + std::to_string(text_.size()) +
+                                     " bytes exceeds the limit of " +
+                                     std::to_string(kMaxExprBytes) + " bytes");
+    }
     INGOT_RETURN_IF_ERROR(ParseAdditive(out));
     SkipSpace();
     if (pos_ != text_.size()) return Unexpected("end of expression");
@@ -84,7 +90,32 @@ class Parser {
     return text_.substr(pos_, end - pos_);
   }
 
+  // Counts nested parse calls; every way of nesting (parentheses, signs, function arguments)
+  // passes through ParseAdditive or ParseUnary, which hold one.
+  class DepthGuard {
+   public:
+    explicit DepthGuard(int* depth) : depth_(depth) { ++*depth_; }
+    ~DepthGuard() { --*depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+
+   private:
+    int* depth_;
+  };
+
+  Status TooDeep() {
+    return Status::InvalidArgument("parse error at offset " + std::to_string(pos_) +
+                                   ": expression nested deeper than " +
+                                   std::to_string(kMaxExprDepth) + " levels");
+  }
+
+  Status CheckHeight(const Expr& e) {
+    return e.height > kMaxExprDepth ? TooDeep() : Status::OK();
+  }
+
   Status ParseAdditive(std::unique_ptr<Expr>* out) {
+    DepthGuard guard(&depth_);
+    if (depth_ > kMaxExprDepth) return TooDeep();
     INGOT_RETURN_IF_ERROR(ParseMultiplicative(out));
     for (;;) {
       SkipSpace();
@@ -95,6 +126,7 @@ class Parser {
       std::unique_ptr<Expr> rhs;
       INGOT_RETURN_IF_ERROR(ParseMultiplicative(&rhs));
       *out = MakeBinary(c, std::move(*out), std::move(rhs));
+      INGOT_RETURN_IF_ERROR(CheckHeight(**out));
     }
   }
 
@@ -109,6 +141,7 @@ class Parser {
       std::unique_ptr<Expr> rhs;
       INGOT_RETURN_IF_ERROR(ParseUnary(&rhs));
       *out = MakeBinary(c, std::move(*out), std::move(rhs));
+      INGOT_RETURN_IF_ERROR(CheckHeight(**out));
     }
   }
 
@@ -119,6 +152,7 @@ class Parser {
       std::unique_ptr<Expr> rhs;
       INGOT_RETURN_IF_ERROR(ParseUnary(&rhs));
       *out = MakeBinary('^', std::move(*out), std::move(rhs));
+      INGOT_RETURN_IF_ERROR(CheckHeight(**out));
     }
     return Status::OK();
   }
@@ -127,13 +161,15 @@ class Parser {
     SkipSpace();
     if (pos_ < text_.size() && (text_[pos_] == '-' || text_[pos_] == '+')) {
       const char sign = text_[pos_++];
+      DepthGuard guard(&depth_);
+      if (depth_ > kMaxExprDepth) return TooDeep();
       INGOT_RETURN_IF_ERROR(ParseUnary(out));
       if (sign == '+') return Status::OK();
       auto zero = std::make_unique<Expr>();
       zero->kind = ExprKind::kNumber;
       zero->number = 0;
       *out = MakeBinary('-', std::move(zero), std::move(*out));
-      return Status::OK();
+      return CheckHeight(**out);
     }
     return ParsePower(out);
   }
@@ -156,6 +192,7 @@ class Parser {
     auto e = std::make_unique<Expr>();
     e->kind = ExprKind::kBinary;
     e->op = op;
+    e->height = 1 + std::max(lhs->height, rhs->height);
     e->lhs = std::move(lhs);
     e->rhs = std::move(rhs);
     return e;
@@ -230,6 +267,8 @@ class Parser {
       return Status::InvalidArgument("expected an instant vector inside " + std::string(name) +
                                      "(...)");
     }
+    e->height = 1 + e->lhs->height;
+    INGOT_RETURN_IF_ERROR(CheckHeight(*e));
     *out = std::move(e);
     return Status::OK();
   }
@@ -245,6 +284,7 @@ class Parser {
                                      "() expects a range vector selector like metric[5m]");
     }
     if (!Consume(')')) return Unexpected("')' closing " + std::string(name) + "(...)");
+    e->height = 1 + e->lhs->height;
     *out = std::move(e);
     return Status::OK();
   }
@@ -356,6 +396,7 @@ class Parser {
 
   std::string_view text_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

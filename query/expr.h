@@ -20,6 +20,7 @@
 // Thread safety: a parsed Expr is immutable.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,7 +50,13 @@ struct Expr {
   char op = '+';                                 // kBinary: + - * / % ^
   std::unique_ptr<Expr> lhs;                     // kBinary, or the argument of a function
   std::unique_ptr<Expr> rhs;                     // kBinary
+  int height = 1;  // nodes on the longest path down to a leaf (bounded by kMaxExprDepth)
 };
+
+// Bounds on what a client may send: evaluation and destruction recurse over the tree, so its
+// height is bounded, and the text's size is bounded before any parsing.
+inline constexpr int kMaxExprDepth = 512;
+inline constexpr std::size_t kMaxExprBytes = 128 * 1024;
 
 Status ParseExpr(std::string_view text, std::unique_ptr<Expr>* out);
 

@@ -59,6 +59,8 @@ std::string_view TargetPath(std::string_view target) {
 }
 
 namespace {
+constexpr std::uint32_t kMaxHeaderBytes = 256 * 1024;
+
 void AppendParams(std::string_view query, std::vector<std::pair<std::string, std::string>>* out) {
   while (!query.empty()) {
     const auto amp = query.find('&');
@@ -142,6 +144,8 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options_.max_request_bytes);
+    // Long PromQL queries travel in the URL (Beast's default allows 8 KiB of header).
+    parser.header_limit(kMaxHeaderBytes);
     stream.expires_after(std::chrono::milliseconds(options_.idle_timeout_ms));
     boost::system::error_code ec;
     co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
@@ -154,7 +158,12 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
       HttpResponse response;
       response.version(11);
       response.keep_alive(false);
-      if (ec == http::error::body_limit) {
+      if (ec == http::error::header_limit) {
+        response.result(http::status::request_header_fields_too_large);
+        response.body() = "request line and headers exceed the limit of " +
+                          std::to_string(kMaxHeaderBytes) +
+                          " bytes; send long queries as a POST form body\n";
+      } else if (ec == http::error::body_limit) {
         response.result(http::status::payload_too_large);
         response.body() = "request body exceeds the limit of " +
                           std::to_string(options_.max_request_bytes) +

@@ -391,7 +391,10 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
                "integer");
       return;
     }
-    if ((end_ns - start_ns) / step_ns > kMaxStepsPerSeries) {
+    // end >= start, so the difference is exact in unsigned arithmetic (and may exceed INT64_MAX).
+    const std::uint64_t span_ns =
+        static_cast<std::uint64_t>(end_ns) - static_cast<std::uint64_t>(start_ns);
+    if (span_ns / static_cast<std::uint64_t>(step_ns) > kMaxStepsPerSeries) {
       ErrorReply(reply, http::status::bad_request, "bad_data",
                  "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing "
                  "the query resolution (?step=XX)");

@@ -312,17 +312,25 @@ bool ParseRfc3339(std::string_view text, std::int64_t* ns) {
 
 }  // namespace
 
+namespace {
+Status TimeInRange(std::string_view text, std::int64_t ns) {
+  if (ns > -kMaxTimeMagnitudeNs && ns < kMaxTimeMagnitudeNs) return Status::OK();
+  return Status::InvalidArgument("time \"" + std::string(text) +
+                                 "\" is out of range (years 1823 to 2116)");
+}
+}  // namespace
+
 Status ParseTimeNs(std::string_view text, std::int64_t* ns) {
   if (text.empty()) return Status::InvalidArgument("empty time");
-  if (ParseScaledDecimal(text, kNsPerSecond, ns)) return Status::OK();
-  if (ParseRfc3339(text, ns)) return Status::OK();
+  if (ParseScaledDecimal(text, kNsPerSecond, ns)) return TimeInRange(text, *ns);
+  if (ParseRfc3339(text, ns)) return TimeInRange(text, *ns);
   // Exponent notation ("1.7e9") as a last resort, at microsecond resolution.
   double seconds = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
   if (ec == std::errc() && end == text.data() + text.size() && std::isfinite(seconds) &&
       std::fabs(seconds) < 9.2e9) {
     *ns = std::llround(seconds * 1e6) * 1000;
-    return Status::OK();
+    return TimeInRange(text, *ns);
   }
   return Status::InvalidArgument("cannot parse \"" + std::string(text) +
                                  "\" as Unix seconds or an RFC 3339 time");
@@ -376,6 +384,7 @@ Status ParseDurationNs(std::string_view text, std::int64_t* ns, bool allow_zero)
     }
   }
   if (total < 0) return bad("negative");
+  if (total >= kMaxTimeMagnitudeNs) return bad("too large: 146 years at most");
   if (total == 0 && !allow_zero) return bad("must be positive");
   *ns = total;
   return Status::OK();

@@ -39,11 +39,17 @@ void AppendMillis(std::int64_t ts_ns, std::string* out);
 // Seconds since the epoch with the exact fraction, trailing zeros trimmed ("1700000000.5").
 void AppendSeconds(std::int64_t ts_ns, std::string* out);
 
+// Times and durations a client sends are bounded by 2^62 ns (year 1823 to 2116, 146 years), so
+// that a time plus or minus a duration always fits in 64 bits.
+inline constexpr std::int64_t kMaxTimeMagnitudeNs = std::int64_t{1} << 62;
+
 // A time parameter: Unix seconds with an optional fraction ("1700000000.123"), or RFC 3339
-// ("2023-11-14T22:13:20.123Z", "...+02:00"). InvalidArgument otherwise.
+// ("2023-11-14T22:13:20.123Z", "...+02:00"), within ±kMaxTimeMagnitudeNs. InvalidArgument
+// otherwise.
 Status ParseTimeNs(std::string_view text, std::int64_t* ns);
 // A duration parameter: seconds with an optional fraction ("30", "1.5") or a Prometheus duration
-// ("30s", "5m", "1h30m", "250ms", "2d", "1w", "1y"). Must be > 0 unless `allow_zero`.
+// ("30s", "5m", "1h30m", "250ms", "2d", "1w", "1y"), below kMaxTimeMagnitudeNs. Must be > 0
+// unless `allow_zero`.
 Status ParseDurationNs(std::string_view text, std::int64_t* ns, bool allow_zero = false);
 // A duration written the Prometheus way ("1h30m", "250ms", "0s").
 std::string FormatDuration(std::int64_t ns);

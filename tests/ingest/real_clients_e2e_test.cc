@@ -154,7 +154,7 @@ class RealClients : public ::testing::Test {
 
   void SetUp() override {
     ASSERT_TRUE(ClientsAvailable());
-    node_ = std::make_unique<NodeProcess>(data_dir_, std::vector<std::string>{"--set", "ingest.shards=2"});
+    node_ = std::make_unique<NodeProcess>(data_dir_, std::vector<std::string>{"--set", "ingest.shards=2", "--set", "ingest.string_fields=drop"});
     ASSERT_TRUE(node_->ok()) << node_->log();
   }
 

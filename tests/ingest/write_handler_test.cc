@@ -154,6 +154,61 @@ TEST_F(WriteHandlerTest, UnsupportedContentEncodingIs415) {
   EXPECT_EQ(Post("ce v=1 1\n", "", "identity").status, 204);
 }
 
+// `cat a.gz b.gz` is one valid gzip file of two members (RFC 1952); every member is stored.
+TEST_F(WriteHandlerTest, MultiMemberGzipStoresEveryMember) {
+  const std::string body = Gzip("mm v=1 1\nmm v=2 2\n") + Gzip("mm v=3 3\n") + Gzip("mm v=4 4\n");
+  const WriteResponse r = Post(body, "", "gzip");
+  EXPECT_EQ(r.status, 204) << r.body;
+  EXPECT_EQ(Read("mm", "v").values, (std::vector<double>{1, 2, 3, 4}));
+}
+
+// Bytes after the last member that are not another member are an error, not silently ignored.
+TEST_F(WriteHandlerTest, TrailingBytesAfterGzipAre400AndStoreNothing) {
+  for (const std::string& tail : {std::string("tb v=9 9\n"), std::string("\x1f"),
+                                  std::string("\x1f\x8b\x08garbage")}) {
+    const WriteResponse r = Post(Gzip("tb v=1 1\n") + tail, "", "gzip");
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_NE(r.body.find("invalid gzip body"), std::string::npos) << r.body;
+  }
+  EXPECT_FALSE(Read("tb", "v").found);
+}
+
+// String values are not stored; the answer says so (a partial write), the other fields are kept.
+TEST_F(WriteHandlerTest, StringFieldsAreAPartialWrite) {
+  WriteResponse r = Post("sf v=1,s=\"text\" 1\nsf v=2 2\n");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("partial write: line 1: field 's' has a string value"), std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("dropped=1\"}"), std::string::npos) << r.body;
+  EXPECT_EQ(Read("sf", "v").values, (std::vector<double>{1, 2}));
+  // A stray quote makes the rest of the body one string value: refused, not a 204.
+  r = Post("sq v=1 1\nsq s=\"a\nsq v=3 3\nsq t=\" 4\n");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("string value"), std::string::npos) << r.body;
+  EXPECT_EQ(Read("sq", "v").values, (std::vector<double>{1}));
+}
+
+// INT64_MIN is a valid timestamp, not "nothing sealed yet": stored first, and again after the
+// series has sealed data (where it is a late point within retention).
+TEST_F(WriteHandlerTest, PointAtTheSmallestTimestampIsStored) {
+  EXPECT_EQ(Post("mn v=1 -9223372036854775808\nmn v=2 5\n").status, 204);
+  StoredSeries s = Read("mn", "v");
+  EXPECT_EQ(s.ts, (std::vector<std::int64_t>{INT64_MIN, 5}));
+  for (int batch = 0; batch < 30; ++batch) {  // 3,000 points: sealed chunks (body limit 4 KiB)
+    std::string lines;
+    for (int i = batch * 100; i < batch * 100 + 100; ++i) {
+      lines += "mn2 v=" + std::to_string(i) + " " + std::to_string(1000 + i) + "\n";
+    }
+    ASSERT_EQ(Post(lines).status, 204);
+  }
+  const WriteResponse r = Post("mn2 v=-1 -9223372036854775808\n");
+  EXPECT_EQ(r.status, 204) << r.body;
+  s = Read("mn2", "v");
+  ASSERT_EQ(s.ts.size(), 3001u);
+  EXPECT_EQ(s.ts.front(), INT64_MIN);
+  EXPECT_EQ(s.values.front(), -1.0);
+}
+
 TEST_F(WriteHandlerTest, PartialWriteStoresGoodLinesAndAnswers400) {
   const WriteResponse r = Post(
       "pw v=1 1\n"

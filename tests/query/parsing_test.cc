@@ -278,5 +278,38 @@ TEST(ExprTest, RejectsUnsupportedWithAClearMessage) {
   }
 }
 
+// A client controls the query text: nesting and chains longer than the bound are refused with a
+// message, never parsed into a tree whose evaluation or destruction would exhaust the stack.
+TEST(ExprTest, BoundsDepthAndSizeOfWhatAClientSends) {
+  auto repeat = [](std::string_view piece, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += piece;
+    return s;
+  };
+  struct Case {
+    std::string text;
+    const char* message_part;
+  } cases[] = {
+      {repeat("-", 20'000) + "1", "nested deeper than"},
+      {repeat("(", 100'000) + "1" + repeat(")", 100'000), "exceeds the limit"},
+      {repeat("(", 60'000) + "1" + repeat(")", 60'000), "nested deeper than"},
+      {"1" + repeat("+1", 10'000), "nested deeper than"},
+      {"2" + repeat("^2", 10'000), "nested deeper than"},
+      {repeat("sum(", 5'000) + "m" + repeat(")", 5'000), "nested deeper than"},
+  };
+  for (const Case& c : cases) {
+    std::unique_ptr<Expr> e;
+    Status st = ParseExpr(c.text, &e);
+    ASSERT_TRUE(st.IsInvalidArgument()) << c.text.substr(0, 40);
+    EXPECT_NE(st.message().find(c.message_part), std::string_view::npos) << st.message();
+  }
+  // Within the bound, deep expressions still parse.
+  std::unique_ptr<Expr> e;
+  std::string ok = std::string(200, '(') + "1" + std::string(200, ')');
+  for (int i = 0; i < 200; ++i) ok += "+1";
+  ASSERT_TRUE(ParseExpr(ok, &e).ok());
+  EXPECT_EQ(e->height, 201);
+}
+
 }  // namespace
 }  // namespace ingot

@@ -200,6 +200,23 @@ TEST_F(QueryApiTest, ParameterErrorsNameTheParameter) {
   ExpectError(Get(q + "&start=0&end=11001&step=1"), 400, "bad_data",
               "exceeded maximum resolution of 11,000 points");
   EXPECT_EQ(Get(q + "&start=0&end=11000&step=1").status, 200);
+  // Spans wider than INT64_MAX nanoseconds are counted without overflow, and times and
+  // durations that could overflow once combined are refused.
+  ExpectError(Get(q + "&start=-4611686000&end=4611686000&step=1"), 400, "bad_data",
+              "exceeded maximum resolution");
+  ExpectError(Get(q + "&start=-9000000000&end=9000000000&step=1"), 400, "bad_data",
+              R"(invalid parameter \"start\": time \"-9000000000\" is out of range)");
+  ExpectError(Get(q + "&start=0&end=9223372036&step=1"), 400, "bad_data",
+              R"(invalid parameter \"end\")");
+  ExpectError(Get(q + "&start=0&end=1&step=200y"), 400, "bad_data", "146 years at most");
+  ExpectError(Get("/api/v1/query?time=1&query=" + UrlEncode("rate(m[200y])")), 400, "bad_data",
+              "146 years at most");
+  std::string deep = "/api/v1/query?query=";
+  deep.append(20'000, '-').append("1");
+  ExpectError(Get(deep), 400, "bad_data", "nested deeper than 512 levels");
+  std::string big = "/api/v1/query?query=";
+  big.append(100'000, '(').append("1").append(100'000, ')');
+  ExpectError(Get(big), 400, "bad_data", "exceeds the limit of 131072 bytes");
   ExpectError(Get("/api/v1/series"), 400, "bad_data", "no match[] parameter provided");
   ExpectError(Get("/api/v1/series?match[]=" + UrlEncode("{a=~\".*\"}")), 400, "bad_data",
               R"(invalid parameter \"match[]\")");
