@@ -15,6 +15,7 @@
 
 #include "chunk/storage_metrics.h"
 #include "config/clock.h"
+#include "config/logging.h"
 #include "config/metrics.h"
 #include "config/version.h"
 #include "query/evaluator.h"
@@ -451,23 +452,37 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       BadParam(reply, "match[]", "no match[] parameter provided");
       return;
     }
-    // Described one at a time: a million matched series cost their answer, not their labels.
-    std::vector<SeriesId> ids;
-    if (!MatchAllIds(selectors, &ids, reply)) return;
-    std::string body = "{\"status\":\"success\",\"data\":[";
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      SeriesRef info;
-      Status st = catalog_.Describe(ids[i], &info);
-      if (st.IsNotFound()) continue;
-      if (!st.ok()) {
-        StatusReply(reply, st);
-        return;
+    // Described one at a time while the answer is written, a piece at a time: a million matched
+    // series cost their ids (4 bytes each) and one piece of the answer, not their labels or the
+    // whole answer.
+    auto ids = std::make_shared<std::vector<SeriesId>>();
+    if (!MatchAllIds(selectors, ids.get(), reply)) return;
+    reply.response.result(http::status::ok);
+    reply.response.set(http::field::content_type, "application/json");
+    auto next = std::make_shared<std::size_t>(0);
+    auto written = std::make_shared<bool>(false);
+    reply.stream = [this, ids, next, written](std::string* chunk) {
+      if (*next == 0) chunk->append("{\"status\":\"success\",\"data\":[");
+      while (*next < ids->size() && chunk->size() < kResultPieceBytes) {
+        SeriesRef info;
+        const SeriesId sid = (*ids)[(*next)++];
+        Status st = catalog_.Describe(sid, &info);
+        if (st.IsNotFound()) continue;  // gone since it matched (retention)
+        if (!st.ok()) {
+          // The status line is sent: end the body short of valid JSON so no client takes a
+          // partial list for the whole one.
+          Logger("query")->error("/api/v1/series: cannot describe series {}: {}", sid,
+                                 st.ToString());
+          return false;
+        }
+        if (*written) chunk->push_back(',');
+        *written = true;
+        info->AppendMetricJson(chunk);
       }
-      if (body.back() != '[') body.push_back(',');
-      info->AppendMetricJson(&body);
-    }
-    body += "]}\n";
-    SetReply(reply, http::status::ok, "application/json", std::move(body));
+      if (*next < ids->size()) return true;
+      chunk->append("]}\n");
+      return false;
+    };
   }
 
   template <typename Text>
