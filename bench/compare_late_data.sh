@@ -41,7 +41,7 @@ while (($# > 0)); do
 done
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-INGOTD="$ROOT/build/ingest/ingotd"
+INGOTD="$ROOT/build/node/ingotd"
 BENCH="$ROOT/build/bench/ingot-bench"
 VM="$(command -v victoria-metrics || true)"
 for tool in "$INGOTD" "$BENCH" "$VM" "$(command -v jq || true)" "$(command -v curl || true)"; do

@@ -42,7 +42,7 @@ if ! [[ $SERIES =~ ^[1-9][0-9]*$ && $POINTS_PER_SERIES =~ ^[1-9][0-9]*$ ]]; then
 fi
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-INGOTD="$ROOT/build/ingest/ingotd"
+INGOTD="$ROOT/build/node/ingotd"
 BENCH="$ROOT/build/bench/ingot-bench"
 VM="$(command -v victoria-metrics || true)"
 for tool in "$INGOTD" "$BENCH" "$VM" "$(command -v jq || true)" "$(command -v curl || true)"; do

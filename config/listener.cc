@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "config/config_loader.h"
+#include "config/logging.h"
 
 namespace ingot {
 
@@ -29,6 +30,24 @@ Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string
   }
   *acceptor = std::move(a);
   return Status::OK();
+}
+
+asio::awaitable<void> AcceptBackoff::Failed(const boost::system::error_code& ec) {
+  ++failures_;
+  ++unlogged_;
+  const auto now = std::chrono::steady_clock::now();
+  if (last_log_ == std::chrono::steady_clock::time_point{} ||
+      now - last_log_ >= std::chrono::seconds(10)) {
+    Logger("net")->warn("{}: accept failed: {} ({} failures since the last message; retrying "
+                        "with a back-off)",
+                        what_, ec.message(), unlogged_);
+    last_log_ = now;
+    unlogged_ = 0;
+  }
+  delay_ = std::clamp(delay_ * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  asio::steady_timer timer(co_await asio::this_coro::executor, delay_);
+  boost::system::error_code ignored;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 
 void RunOnThreads(asio::io_context& io, unsigned count, std::vector<std::thread>* threads) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,25 @@ namespace ingot {
 // ("query.http_listen", "HTTP listener").
 Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string_view setting,
                     std::string_view what, std::unique_ptr<asio::ip::tcp::acceptor>* acceptor);
+
+// What an accept loop does after a failed accept. Out of descriptors (EMFILE, ENFILE) or memory
+// the pending connection stays queued, so retrying at once spins: the loop waits, 10 ms doubling
+// to 1 s (reset by the next success), and logs at most once per 10 s with the number of failures
+// since the last message. Used by one accept loop (not thread-safe).
+class AcceptBackoff {
+ public:
+  explicit AcceptBackoff(std::string what) : what_(std::move(what)) {}
+  asio::awaitable<void> Failed(const boost::system::error_code& ec);
+  void Succeeded() { delay_ = std::chrono::milliseconds(0); }
+  std::uint64_t failures() const { return failures_; }
+
+ private:
+  const std::string what_;
+  std::chrono::milliseconds delay_{0};
+  std::chrono::steady_clock::time_point last_log_{};
+  std::uint64_t failures_ = 0;
+  std::uint64_t unlogged_ = 0;
+};
 
 // Runs `io` on `count` threads (at least one), appended to `*threads`.
 void RunOnThreads(asio::io_context& io, unsigned count, std::vector<std::thread>* threads);

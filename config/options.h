@@ -61,8 +61,12 @@ struct StorageOptions {
 
 struct QueryOptions {
   std::string http_listen = "127.0.0.1:8086";
-  std::uint32_t http_threads = 2;
+  std::uint32_t http_threads = 2;             // I/O threads: read and write sockets only
+  std::uint32_t workers = 0;                  // threads running queries; 0 = number of cores
+  std::uint32_t write_workers = 0;            // threads running /write; 0 = number of cores
+  std::uint32_t max_connections = 1024;       // HTTP connections; 503 and close past it
   std::uint64_t max_request_bytes = 64ull << 20;
+  std::uint64_t max_inflight_request_bytes = 256ull << 20;  // all bodies; 503 past it
   std::uint32_t idle_timeout_ms = 60'000;     // keep-alive idle limit
   std::uint32_t timeout_ms = 30'000;          // per request read/write
   std::uint32_t max_concurrent = 16;          // queries in flight; 503 past it

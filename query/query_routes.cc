@@ -1,21 +1,18 @@
 #include "query/query_routes.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <thread>
 
-#include "chunk/storage_metrics.h"
 #include "config/clock.h"
 #include "config/logging.h"
+#include "config/url_encoding.h"
 #include "config/metrics.h"
 #include "config/version.h"
 #include "query/evaluator.h"
@@ -25,10 +22,6 @@
 #include "query/tsdb_status.h"
 #include "query/series_reader.h"
 #include "query/text_format.h"
-
-#ifdef INGOT_HAVE_PROFILER
-#include <gperftools/profiler.h>
-#endif
 
 namespace ingot {
 namespace {
@@ -551,20 +544,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   // POST /internal/force_merge (VictoriaMetrics' name): merges every late chunk into the chunks
   // family, then compacts the chunk families so that replaced chunks stop taking disk space.
   // Runs to completion before answering; meant for maintenance and measurements.
-  void ForceMerge(const HttpRequest&, HttpReply& reply) {
-    LateCompactionStats stats;
-    Status st = storage_.CompactLate(&stats);
-    if (st.ok()) st = storage_.chunks().CompactChunks();
-    if (!st.ok()) {
-      ErrorReply(reply, http::status::internal_server_error, "internal", st.ToString());
-      return;
-    }
-    SetReply(reply, http::status::ok, "application/json",
-             "{\"status\":\"success\",\"data\":{\"late_points_merged\":" +
-                 std::to_string(stats.points_written) +
-                 ",\"chunks_read\":" + std::to_string(stats.chunks_read) +
-                 ",\"chunks_written\":" + std::to_string(stats.chunks_written) + "}}\n");
-  }
+
 
   void TsdbStatus(const HttpRequest& request, HttpReply& reply) {
     const Params params(request);
@@ -582,72 +562,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
              TsdbStatusJson(storage_.index().Stats(top_n)));
   }
 
-  void MetricsPage(const HttpRequest&, HttpReply& reply) {
-    std::string body;
-    MetricsRegistry::Default().RenderPrometheus(&body);
-    std::size_t head_series = 0, head_points = 0;
-    for (int i = 0; i < storage_.shard_count(); ++i) {
-      head_series += storage_.shard(i).head_series();
-      head_points += storage_.shard(i).head_points();
-    }
-    auto gauge = [&body](std::string_view name, std::string_view help, double value) {
-      body += "# HELP ";
-      body += name;
-      body += ' ';
-      body += help;
-      body += "\n# TYPE ";
-      body += name;
-      body += " gauge\n";
-      body += name;
-      body += ' ';
-      AppendDouble(value, &body);
-      body += '\n';
-    };
-    gauge("ingot_head_series", "Series with points in open head buffers.",
-          static_cast<double>(head_series));
-    gauge("ingot_head_points", "Points in open head buffers (not yet sealed).",
-          static_cast<double>(head_points));
-    gauge("ingot_late_series", "Series that may have late data (a late buffer or late chunks).",
-          static_cast<double>(storage_.late_series()));
-    gauge("ingot_late_buffered_points", "Late points in late buffers, not yet in late chunks.",
-          static_cast<double>(storage_.late_buffered_points()));
-    gauge("ingot_series_index_bytes",
-          "Heap bytes of the series index (keys, label postings, hash tables).",
-          static_cast<double>(storage_.index().memory_bytes()));
-    gauge("ingot_series_definitions_pending",
-          "New series whose definitions are in the WAL only, not yet in the index family.",
-          static_cast<double>(storage_.index().pending_definitions()));
-    const StorageMetrics& sm = ::ingot::Metrics();
-    const double sealed_bytes = static_cast<double>(sm.chunk_bytes_written->Value());
-    const double sealed_values = static_cast<double>(sm.values_sealed->Value());
-    gauge("ingot_compression_ratio",
-          "Raw size (16 bytes per point: timestamp and value) over sealed chunk bytes, since start.",
-          sealed_bytes > 0 ? sealed_values * 16 / sealed_bytes : 0.0);
-    gauge("ingot_chunk_bytes_on_disk", "Bytes of the chunks column family (SST files and memtables).",
-          static_cast<double>(storage_.chunks().ChunkBytesOnDisk()));
-    rocksdb::DB* db = storage_.chunks().db();
-    auto property = [&](std::string_view name, std::string_view help, const std::string& prop,
-                        rocksdb::ColumnFamilyHandle* cf) {
-      std::uint64_t v = 0;
-      if (db != nullptr && db->GetIntProperty(cf, prop, &v)) {
-        gauge(name, help, static_cast<double>(v));
-      }
-    };
-    rocksdb::ColumnFamilyHandle* chunks_cf = storage_.chunks().chunks_cf();
-    property("ingot_rocksdb_chunks_estimate", "Estimated number of stored chunks.",
-             "rocksdb.estimate-num-keys", chunks_cf);
-    property("ingot_rocksdb_memtable_bytes", "Bytes in the chunks family's memtables.",
-             "rocksdb.cur-size-all-mem-tables", chunks_cf);
-    property("ingot_rocksdb_pending_compaction_bytes", "Estimated bytes compaction must rewrite.",
-             "rocksdb.estimate-pending-compaction-bytes", chunks_cf);
-    property("ingot_rocksdb_running_compactions", "Compactions running now.",
-             "rocksdb.num-running-compactions", chunks_cf);
-    property("ingot_rocksdb_block_cache_bytes", "Bytes held by the block cache.",
-             "rocksdb.block-cache-usage", chunks_cf);
-    property("ingot_rocksdb_sst_files", "Live SST files of the chunks family (level 0).",
-             "rocksdb.num-files-at-level0", chunks_cf);
-    SetReply(reply, http::status::ok, "text/plain; version=0.0.4; charset=utf-8", std::move(body));
-  }
+
 
  private:
   static void AppendSample(std::int64_t t_ns, double v, std::string* out) {
@@ -672,9 +587,6 @@ InFlight::InFlight(QueryApi& api, Endpoint endpoint)
 
 InFlight::~InFlight() { api_.Release(std::chrono::steady_clock::now() - start_); }
 
-void Health(const HttpRequest&, HttpReply& reply) {
-  SetReply(reply, http::status::ok, "application/json", "{\"status\":\"ok\"}\n");
-}
 
 void BuildInfo(const HttpRequest&, HttpReply& reply) {
   // `version` is the Prometheus API level Ingot answers like (Grafana picks features by it).
@@ -685,53 +597,6 @@ void BuildInfo(const HttpRequest&, HttpReply& reply) {
   body += "\",\"revision\":\"\",\"branch\":\"\",\"buildUser\":\"\",\"buildDate\":\"\","
           "\"goVersion\":\"\"}}\n";
   SetReply(reply, http::status::ok, "application/json", std::move(body));
-}
-
-constexpr int kMaxProfileSeconds = 300;
-
-void Profile(const HttpRequest& request, HttpReply& reply) {
-  const Params params(request);
-  int seconds = 30;
-  if (const std::string* text = params.Get("seconds"); text != nullptr && !text->empty()) {
-    std::int64_t ns = 0;
-    Status st = ParseDurationNs(*text, &ns);
-    if (!st.ok() || ns % 1'000'000'000 != 0 || ns / 1'000'000'000 > kMaxProfileSeconds) {
-      BadParam(reply, "seconds",
-               "\"" + *text + "\" is not a whole number of seconds in 1.." +
-                   std::to_string(kMaxProfileSeconds));
-      return;
-    }
-    seconds = static_cast<int>(ns / 1'000'000'000);
-  }
-#ifdef INGOT_HAVE_PROFILER
-  static std::atomic<bool> busy{false};
-  if (busy.exchange(true)) {
-    ErrorReply(reply, http::status::conflict, "unavailable", "a CPU profile is already running");
-    return;
-  }
-  static std::atomic<int> counter{0};
-  const std::string path = "/tmp/ingot-cpu-" + std::to_string(::getpid()) + "-" +
-                           std::to_string(counter.fetch_add(1)) + ".prof";
-  if (!ProfilerStart(path.c_str())) {
-    busy = false;
-    ErrorReply(reply, http::status::conflict, "unavailable",
-               "cannot start the CPU profiler (is --cpuprofile profiling the whole run?)");
-    return;
-  }
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  ProfilerStop();
-  busy = false;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream data;
-  data << in.rdbuf();
-  std::remove(path.c_str());
-  SetReply(reply, http::status::ok, "application/octet-stream", data.str());
-  reply.response.set(http::field::content_disposition, "attachment; filename=\"cpu.prof\"");
-#else
-  (void)seconds;
-  ErrorReply(reply, http::status::not_implemented, "unavailable",
-             "CPU profiling needs a build with -DINGOT_PROFILER=ON");
-#endif
 }
 
 }  // namespace
@@ -754,12 +619,6 @@ void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOption
   router.Add(http::verb::get, "/api/v1/status/buildinfo", BuildInfo);
   router.Add(http::verb::get, "/api/v1/status/tsdb",
              api->Limited(Endpoint::kTsdbStatus, &QueryApi::TsdbStatus));
-  router.Add(http::verb::get, "/metrics",
-             [api](const HttpRequest& request, HttpReply& reply) { api->MetricsPage(request, reply); });
-  router.Add(http::verb::get, "/health", Health);
-  router.Add(http::verb::post, "/internal/force_merge",
-             [api](const HttpRequest& request, HttpReply& reply) { api->ForceMerge(request, reply); });
-  router.Add(http::verb::get, "/debug/pprof/profile", Profile);
 }
 
 }  // namespace ingot

@@ -7,9 +7,9 @@
 //   GET|POST /api/v1/labels             label names
 //   GET  /api/v1/label/<name>/values    values of one label
 //   GET  /api/v1/status/buildinfo       version information (Grafana's data source reads it)
-//   GET  /metrics                       Prometheus text exposition of the node's metrics
-//   GET  /health                        liveness
-//   GET  /debug/pprof/profile?seconds=N gperftools CPU profile of the next N seconds
+//   GET  /api/v1/status/tsdb            cardinality statistics
+//
+// (The node's operations endpoints, /metrics, /health, /debug/..., are node/ops_routes.h.)
 //
 // Handlers are plain functions of the request (testable with HttpRouter::Handle, no sockets).
 // Errors use Prometheus' envelope {"status":"error","errorType":...,"error":...}: a bad parameter
@@ -21,7 +21,7 @@
 
 #include "chunk/storage.h"
 #include "config/options.h"
-#include "query/http_server.h"
+#include "config/http.h"
 
 namespace ingot {
 

@@ -289,29 +289,6 @@ TEST_F(QueryApiTest, SeriesLabelsAndValues) {
       << info.body;
 }
 
-TEST_F(QueryApiTest, ForceMergeMergesLateChunksAndKeepsTheAnswer) {
-  // 1025 points seal a chunk; then points older than it (late) replace and fill in.
-  Points points;
-  for (int i = 0; i < 1025; ++i) points.push_back({kT0 + i * 2 * kSec, 1.0});
-  const SeriesId sid = Add("late", {{"host", "a"}}, "v", points);
-  Add("late", {{"host", "a"}}, "v", {{kT0 + 10 * kSec, 5.0}, {kT0 + 11 * kSec, 7.0}});
-  ASSERT_TRUE(storage_->Checkpoint().ok());  // late buffer -> late chunk
-  ASSERT_TRUE(storage_->MayHaveLateData(sid));
-  const std::string q = "/api/v1/query?query=sum_over_time(late_v[1h])&time=" +
-                        std::to_string((kT0 + 3000 * kSec) / kSec);
-  const Response before = Get(q);
-  ASSERT_EQ(before.status, 200) << before.body;
-  // 1025 ones, one replaced by 5, plus a new 7.
-  EXPECT_NE(before.body.find("\"1036\""), std::string::npos) << before.body;
-  const Response merged = Post("/internal/force_merge", "");
-  ASSERT_EQ(merged.status, 200) << merged.body;
-  const nlohmann::json j = nlohmann::json::parse(merged.body, nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << merged.body;
-  EXPECT_GT(j["data"]["late_points_merged"].get<std::uint64_t>(), 0u);
-  EXPECT_FALSE(storage_->MayHaveLateData(sid));
-  EXPECT_EQ(Get(q).body, before.body);
-  EXPECT_EQ(Get("/internal/force_merge").status, 405);
-}
 
 TEST_F(QueryApiTest, TsdbStatusRanksSeriesAsPrometheusAnswers) {
   for (int i = 0; i < 5; ++i) Add("pod", {{"id", std::to_string(i)}, {"host", "c"}}, "up", {{kT0, 1}});
@@ -342,32 +319,6 @@ TEST_F(QueryApiTest, TsdbStatusRanksSeriesAsPrometheusAnswers) {
   EXPECT_EQ(Get("/api/v1/status/tsdb?topN=x").status, 400);
 }
 
-TEST_F(QueryApiTest, OperationsEndpoints) {
-  const Response health = Get("/health");
-  EXPECT_EQ(health.status, 200);
-  EXPECT_EQ(health.body, "{\"status\":\"ok\"}\n");
-  Get("/api/v1/query?query=1");
-  const Response metrics = Get("/metrics");
-  EXPECT_EQ(metrics.status, 200);
-  for (const char* name :
-       {"ingot_queries_total{endpoint=\"query\"}", "ingot_query_duration_seconds_bucket",
-        "ingot_head_points 35", "ingot_head_series 4", "ingot_compression_ratio",
-        "ingot_points_accepted_total", "ingot_wal_fsync_seconds", "ingot_rocksdb_memtable_bytes"}) {
-    EXPECT_NE(metrics.body.find(name), std::string::npos) << name;
-  }
-  ExpectError(Get("/debug/pprof/profile?seconds=abc"), 400, "bad_data",
-              R"(invalid parameter \"seconds\")");
-  ExpectError(Get("/debug/pprof/profile?seconds=301"), 400, "bad_data",
-              R"(invalid parameter \"seconds\")");
-#ifdef INGOT_HAVE_PROFILER
-  const Response profile = Get("/debug/pprof/profile?seconds=1");
-  EXPECT_EQ(profile.status, 200);
-  EXPECT_EQ(profile.content_type, "application/octet-stream");
-  EXPECT_FALSE(profile.body.empty());
-#else
-  EXPECT_EQ(Get("/debug/pprof/profile?seconds=1").status, 501);
-#endif
-}
 
 // The window functions, with chunks counted or summed from their headers/values where they lie
 // inside a window, must equal a naive evaluation over the decoded points.

@@ -14,7 +14,7 @@
 #include "chunk/storage.h"
 #include "config/clock.h"
 #include "config/options.h"
-#include "query/http_server.h"
+#include "config/http.h"
 #include "config/url_encoding.h"
 #include "tests/support/temp_dir.h"
 

@@ -2,6 +2,7 @@
 // store, wires ingest and query into the listeners and runs until SIGINT/SIGTERM.
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -23,7 +24,9 @@
 #include "ingest/shard_set.h"
 #include "ingest/tcp_server.h"
 #include "ingest/write_handler.h"
-#include "query/http_server.h"
+#include "node/http_server.h"
+#include "node/ops_routes.h"
+#include "node/write_routes.h"
 #include "query/query_routes.h"
 
 #ifdef INGOT_HAVE_PROFILER
@@ -32,38 +35,6 @@
 
 namespace ingot {
 namespace {
-
-// Adapts HTTP `POST /write` to the ingest WriteHandler (ingest/ knows no HTTP types).
-void RegisterWriteRoute(HttpRouter& router, const ingest::WriteHandler& handler) {
-  auto write = [&handler](const HttpRequest& request, HttpReply& reply) {
-    ingest::WriteRequest w;
-    w.body = request.body();
-    std::string precision;
-    for (const auto& [key, value] : ParseQueryParams(request)) {
-      if (key == "precision") precision = value;
-    }
-    w.precision = precision;
-    if (auto it = request.find(http::field::content_encoding); it != request.end()) {
-      w.content_encoding = it->value();
-    }
-    ingest::WriteResponse r = handler.Handle(w);
-    reply.response.result(static_cast<unsigned>(r.status));
-    reply.response.set("X-Influxdb-Version", "1.8-ingot");
-    if (!r.body.empty()) {
-      reply.response.set(http::field::content_type, "application/json");
-      reply.response.body() = std::move(r.body);
-    }
-  };
-  router.Add(http::verb::post, "/write", write);
-  router.Add(http::verb::post, "/api/v2/write", write);
-  // InfluxDB clients probe /ping before writing.
-  auto ping = [](const HttpRequest&, HttpReply& reply) {
-    reply.response.result(http::status::no_content);
-    reply.response.set("X-Influxdb-Version", "1.8-ingot");
-  };
-  router.Add(http::verb::get, "/ping", ping);
-  router.Add(http::verb::head, "/ping", ping);
-}
 
 int Run(int argc, char** argv) {
   CLI::App app{"ingotd: a streaming time-series ingestion node (InfluxDB line protocol in, "
@@ -139,9 +110,12 @@ int Run(int argc, char** argv) {
   ingest::WriteHandler write_handler(shards, storage->index(), SystemClock::Instance(),
                                      options.ingest);
 
+  // Set when shutdown starts: long-running handlers (a CPU profile) end early.
+  std::atomic<bool> stopping{false};
   HttpRouter router;
   RegisterQueryRoutes(router, *storage, options.query);
-  RegisterWriteRoute(router, write_handler);
+  RegisterWriteRoutes(router, write_handler);
+  RegisterOperationsRoutes(router, *storage, options.storage.data_dir, &stopping);
   TcpServer tcp(options.ingest, [&](const ConnectionInfo& connection) {
     auto ingester = std::make_unique<ingest::LineIngester>(
         shards, storage->index(), SystemClock::Instance(), tcp_precision,
@@ -153,7 +127,20 @@ int Run(int argc, char** argv) {
   MetricsRegistry::Default().AddCallbackGauge(
       "ingot_connections", "Open line-protocol TCP connections.",
       [&tcp] { return static_cast<double>(tcp.connections()); });
-  HttpServer http_server(options.query, router);
+  HttpServerOptions http_options;
+  http_options.io_threads = options.query.http_threads;
+  http_options.query_workers = options.query.workers == 0 ? cores : options.query.workers;
+  http_options.write_workers =
+      options.query.write_workers == 0 ? cores : options.query.write_workers;
+  http_options.max_connections = options.query.max_connections;
+  http_options.max_request_bytes = options.query.max_request_bytes;
+  http_options.max_inflight_body_bytes = options.query.max_inflight_request_bytes;
+  http_options.idle_timeout_ms = options.query.idle_timeout_ms;
+  http_options.timeout_ms = options.query.timeout_ms;
+  HttpServer http_server(http_options, router);
+  MetricsRegistry::Default().AddCallbackGauge(
+      "ingot_http_connections", "Open HTTP connections.",
+      [&http_server] { return static_cast<double>(http_server.connections()); });
 
   int exit_code = 0;
   if (!options.ingest.tcp_listen.empty()) {
@@ -177,6 +164,7 @@ int Run(int argc, char** argv) {
 
   // Order: stop the listeners (their consumers finish and wait for durability), drain the shard
   // queues, then persist open buffers and close RocksDB.
+  stopping = true;
   tcp.Stop();
   http_server.Stop();
   shards.Stop();

@@ -1,0 +1,83 @@
+// HttpServer: the node's HTTP listener (Boost.Beast over Asio, one coroutine per connection).
+//
+// Requests are dispatched through an HttpRouter (config/http.h) that the node's main fills, so
+// that ingest's `/write` and the query API share one port without ingest/ and query/ knowing
+// each other. The I/O threads only read and write sockets: a route's handler (and a streamed
+// body's pieces) runs where the route says, inline for cheap answers, or on the write or query
+// worker pool, so a slow write or query never stalls `/health` or other connections.
+//
+// Limits, each with a precise answer:
+// - connections: past `max_connections` a new connection gets 503 and is closed (accepting and
+//   answering, instead of leaving it queued); accept errors (out of descriptors) back off;
+// - request head and body size: 431 and 413;
+// - bodies in flight: all requests' bodies share `max_inflight_body_bytes`; a request whose body
+//   does not fit gets 503 with Retry-After before its body is read (clients retry 503);
+// - keep-alive idle timeout and a per-request I/O timeout.
+//
+// Thread safety: Start/Stop from one thread; handlers run concurrently.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/asio.h"
+#include "config/http.h"
+#include "config/listener.h"
+#include "config/status.h"
+
+namespace ingot {
+
+struct HttpServerOptions {
+  unsigned io_threads = 2;
+  unsigned write_workers = 2;   // run kWrite routes
+  unsigned query_workers = 2;   // run kQuery routes
+  std::uint32_t max_connections = 1024;
+  std::uint64_t max_request_bytes = 64ull << 20;        // one body
+  std::uint64_t max_inflight_body_bytes = 256ull << 20; // all bodies being read or handled
+  std::uint32_t idle_timeout_ms = 60'000;
+  std::uint32_t timeout_ms = 30'000;
+};
+
+class HttpServer {
+ public:
+  HttpServer(const HttpServerOptions& options, const HttpRouter& router);
+  ~HttpServer();
+
+  // Binds "host:port" (port 0 picks a free one) and starts the I/O threads and worker pools.
+  Status Start(const std::string& listen);
+  // Stops accepting, lets in-flight requests finish for a short grace period, waits for running
+  // handlers, joins threads.
+  void Stop();
+  unsigned short port() const { return port_; }
+  int connections() const { return connections_.load(); }
+
+ private:
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> Session(asio::ip::tcp::socket socket);
+  // Answers 503 to a connection over the limit, then closes it.
+  asio::awaitable<void> Refuse(asio::ip::tcp::socket socket);
+  // Runs `fn` where `work` says; the calling coroutine waits on its own strand meanwhile.
+  asio::awaitable<void> RunAs(HttpWork work, const std::function<void()>& fn);
+  bool ReserveBody(std::uint64_t bytes);
+  void ReleaseBody(std::uint64_t bytes);
+
+  const HttpServerOptions options_;
+  const HttpRouter& router_;
+  asio::io_context io_;
+  std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<asio::thread_pool> write_pool_;
+  std::unique_ptr<asio::thread_pool> query_pool_;
+  AcceptBackoff backoff_{"HTTP listener"};
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> in_flight_{0};
+  std::atomic<int> connections_{0};
+  std::atomic<std::uint64_t> inflight_body_bytes_{0};
+  unsigned short port_ = 0;
+};
+
+}  // namespace ingot

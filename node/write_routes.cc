@@ -1,0 +1,38 @@
+#include "node/write_routes.h"
+
+#include <string>
+
+namespace ingot {
+
+void RegisterWriteRoutes(HttpRouter& router, const ingest::WriteHandler& handler) {
+  auto write = [&handler](const HttpRequest& request, HttpReply& reply) {
+    ingest::WriteRequest w;
+    w.body = request.body();
+    std::string precision;
+    for (const auto& [key, value] : ParseQueryParams(request)) {
+      if (key == "precision") precision = value;
+    }
+    w.precision = precision;
+    if (auto it = request.find(http::field::content_encoding); it != request.end()) {
+      w.content_encoding = it->value();
+    }
+    ingest::WriteResponse r = handler.Handle(w);
+    reply.response.result(static_cast<unsigned>(r.status));
+    reply.response.set("X-Influxdb-Version", "1.8-ingot");
+    if (!r.body.empty()) {
+      reply.response.set(http::field::content_type, "application/json");
+      reply.response.body() = std::move(r.body);
+    }
+  };
+  router.Add(http::verb::post, "/write", write, HttpWork::kWrite);
+  router.Add(http::verb::post, "/api/v2/write", write, HttpWork::kWrite);
+  // InfluxDB clients probe /ping before writing.
+  auto ping = [](const HttpRequest&, HttpReply& reply) {
+    reply.response.result(http::status::no_content);
+    reply.response.set("X-Influxdb-Version", "1.8-ingot");
+  };
+  router.Add(http::verb::get, "/ping", ping, HttpWork::kInline);
+  router.Add(http::verb::head, "/ping", ping, HttpWork::kInline);
+}
+
+}  // namespace ingot
