@@ -6,6 +6,7 @@
 
 #include "config/listener.h"
 #include "config/logging.h"
+#include "config/metrics.h"
 
 namespace ingot {
 using asio::ip::tcp;
@@ -32,25 +33,106 @@ void TcpServer::Stop() {
                [this] { return connections_.load() > 0; }, &threads_);
 }
 
+namespace {
+
+std::int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A connection silent this long may be closed for a new client when the limit is reached.
+constexpr std::int64_t kEvictableIdleNs = 1'000'000'000;
+
+struct TcpMetrics {
+  Counter& evicted = MetricsRegistry::Default().AddCounter(
+      "ingot_tcp_connections_evicted_total",
+      "Idle line-protocol connections closed to make room for a new one at "
+      "ingest.max_connections.");
+  Counter& refused = MetricsRegistry::Default().AddCounter(
+      "ingot_tcp_connections_refused_total",
+      "Line-protocol connections refused at ingest.max_connections (every open one active).");
+  Counter& accept_errors = MetricsRegistry::Default().AddCounter(
+      "ingot_accept_errors_total", "Failed accepts (e.g. out of file descriptors).",
+      "listener=\"tcp\"");
+};
+TcpMetrics& Metrics() {
+  static TcpMetrics metrics;
+  return metrics;
+}
+
+}  // namespace
+
+// What a session, its idle watchdog and the accept loop (eviction) share.
+struct TcpServer::Connection {
+  explicit Connection(tcp::socket s, std::uint64_t connection_id)
+      : socket(std::move(s)), id(connection_id) {}
+  tcp::socket socket;
+  const std::uint64_t id;
+  std::atomic<std::int64_t> last_activity_ns{SteadyNowNs()};
+  std::atomic<bool> evicted{false};
+  bool done = false;  // on the connection's strand only
+};
+
+bool TcpServer::EvictIdlest() {
+  std::shared_ptr<Connection> victim;
+  std::int64_t oldest = SteadyNowNs() - kEvictableIdleNs;
+  {
+    std::lock_guard<std::mutex> lock(live_mu_);
+    for (const auto& [id, weak] : live_) {
+      std::shared_ptr<Connection> conn = weak.lock();
+      if (!conn || conn->evicted.load()) continue;
+      const std::int64_t last = conn->last_activity_ns.load();
+      if (last <= oldest) {
+        oldest = last;
+        victim = std::move(conn);
+      }
+    }
+  }
+  if (!victim) return false;
+  victim->evicted = true;
+  Metrics().evicted.Add();
+  // The socket belongs to the connection's strand: close its reads there, as the watchdog does.
+  asio::post(victim->socket.get_executor(), [victim] {
+    boost::system::error_code ec;
+    victim->socket.shutdown(tcp::socket::shutdown_receive, ec);
+    victim->socket.cancel(ec);
+  });
+  return true;
+}
+
 asio::awaitable<void> TcpServer::AcceptLoop() {
   auto log = Logger("ingest");
+  RateLimiter limit_log(1);
   while (!stopping_) {
     boost::system::error_code ec;
     tcp::socket socket = co_await acceptor_->async_accept(
         asio::make_strand(io_), asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (stopping_ || ec == asio::error::operation_aborted) break;
-      log->warn("accept failed: {}", ec.message());
+      Metrics().accept_errors.Add();
+      co_await backoff_.Failed(ec);
       continue;
     }
+    backoff_.Succeeded();
     if (connections_.load() >= static_cast<int>(options_.max_connections)) {
-      log->warn("refusing connection: {} connections open (ingest.max_connections)",
-                connections_.load());
-      socket.close(ec);
-      continue;
+      const bool evicted = EvictIdlest();
+      std::uint64_t suppressed = 0;
+      if (limit_log.Allow(&suppressed)) {
+        log->warn("{} connections open (ingest.max_connections): {}{}", connections_.load(),
+                  evicted ? "closed the connection idle longest for a new one"
+                          : "refused a new connection, every open one is active",
+                  suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+      }
+      if (!evicted) {
+        Metrics().refused.Add();
+        socket.close(ec);
+        continue;
+      }
     }
     // Counted here, not when the session first runs: a burst of accepts must not pass the limit,
-    // and Stop() must wait for sessions that have not started yet.
+    // and Stop() must wait for sessions that have not started yet. (An evicted connection still
+    // counts until its session has finished its consumer.)
     connections_.fetch_add(1);
     const std::uint64_t id = next_id_.fetch_add(1);
     auto executor = socket.get_executor();
@@ -60,24 +142,19 @@ asio::awaitable<void> TcpServer::AcceptLoop() {
 
 namespace {
 
-// What a session and its idle watchdog share; both run on the connection's strand.
-struct Connection {
-  explicit Connection(tcp::socket s) : socket(std::move(s)) {}
-  tcp::socket socket;
-  std::chrono::steady_clock::time_point last_activity = std::chrono::steady_clock::now();
-  bool done = false;
-};
-
 // Ends the connection's reads when it has been idle too long or the server stops.
-asio::awaitable<void> Watchdog(std::shared_ptr<Connection> conn, const std::atomic<bool>& stopping,
+template <typename Conn>
+asio::awaitable<void> Watchdog(std::shared_ptr<Conn> conn, const std::atomic<bool>& stopping,
                                std::chrono::milliseconds idle_limit) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
+  const std::int64_t idle_limit_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(idle_limit).count();
   while (!conn->done) {
     timer.expires_after(std::chrono::milliseconds(100));
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (conn->done) break;
-    if (stopping || std::chrono::steady_clock::now() - conn->last_activity > idle_limit) {
+    if (stopping || SteadyNowNs() - conn->last_activity_ns.load() > idle_limit_ns) {
       conn->socket.shutdown(tcp::socket::shutdown_receive, ec);
       conn->socket.cancel(ec);
       break;
@@ -104,7 +181,11 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
   std::size_t skipped_bytes = 0;
   std::uint64_t lines_before = 0;  // lines handed over so far, for line numbers
 
-  auto conn = std::make_shared<Connection>(std::move(socket));
+  auto conn = std::make_shared<Connection>(std::move(socket), id);
+  {
+    std::lock_guard<std::mutex> lock(live_mu_);
+    live_.emplace(id, conn);
+  }
   asio::co_spawn(conn->socket.get_executor(),
                  Watchdog(conn, stopping_, std::chrono::milliseconds(options_.idle_timeout_ms)),
                  asio::detached);
@@ -120,7 +201,7 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
     const std::size_t n = co_await conn->socket.async_read_some(
         asio::buffer(buffer.get() + end, capacity - end),
         asio::redirect_error(asio::use_awaitable, ec));
-    if (n > 0) conn->last_activity = std::chrono::steady_clock::now();
+    if (n > 0) conn->last_activity_ns.store(SteadyNowNs());
     const std::size_t scan_from = end;
     end += n;
     if (skipping) {
@@ -144,7 +225,7 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
         std::string_view lines(base + begin, stop - begin);
         consumer->Consume(lines);
         // Time blocked on backpressure inside Consume() is not idleness of the client.
-        conn->last_activity = std::chrono::steady_clock::now();
+        conn->last_activity_ns.store(SteadyNowNs());
         lines_before += static_cast<std::uint64_t>(std::count(lines.begin(), lines.end(), '\n'));
         begin = stop;
       }
@@ -167,6 +248,10 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
   conn->done = true;
   conn->socket.shutdown(tcp::socket::shutdown_both, ec);
   conn->socket.close(ec);
+  {
+    std::lock_guard<std::mutex> lock(live_mu_);
+    live_.erase(id);
+  }
   connections_.fetch_sub(1);
 }
 

@@ -7,6 +7,11 @@
 // Backpressure: Consume() may block while shard queues are full, and the connection is not read
 // meanwhile, so TCP flow control slows the sender down instead of points being dropped.
 //
+// Connections: at most `max_connections`. When a new client arrives at the limit, the connection
+// idle longest (silent for at least a second) is closed to make room, so idle clients cannot
+// lock active ones out; only when every connection is active is the new one refused. Accept
+// errors (out of descriptors) back off instead of spinning.
+//
 // Thread safety: Start/Stop from one thread; consumers run on the server's I/O threads, one
 // connection never concurrently with itself.
 #pragma once
@@ -14,12 +19,15 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "config/asio.h"
+#include "config/listener.h"
 #include "config/options.h"
 #include "config/status.h"
 
@@ -58,8 +66,11 @@ class TcpServer {
   int connections() const { return connections_.load(); }
 
  private:
+  struct Connection;
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> Session(asio::ip::tcp::socket socket, std::uint64_t id);
+  // Closes the connection idle longest, if one has been idle long enough; true if it did.
+  bool EvictIdlest();
 
   const IngestOptions options_;
   LineConsumerFactory factory_;
@@ -69,6 +80,9 @@ class TcpServer {
   std::atomic<bool> stopping_{false};
   std::atomic<int> connections_{0};
   std::atomic<std::uint64_t> next_id_{1};
+  AcceptBackoff backoff_{"line-protocol TCP listener"};
+  std::mutex live_mu_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> live_;  // guarded by live_mu_
   unsigned short port_ = 0;
 };
 

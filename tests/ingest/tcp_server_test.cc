@@ -422,6 +422,46 @@ TEST_F(TcpServerTest, ConnectionsPastTheLimitAreRefused) {
   EXPECT_EQ(rc->data, "c v=1\n");
 }
 
+// At the limit, a new client takes the place of the connection idle longest (its data is kept
+// and finished), instead of idle clients locking active ones out for the idle timeout.
+TEST_F(TcpServerTest, ConnectionIdleLongestIsEvictedForANewOne) {
+  IngestOptions options = SmallOptions();
+  options.max_connections = 2;
+  StartServer(options);
+  Client a(server_->port());
+  ASSERT_TRUE(a.Send("a v=1\n"));
+  ASSERT_TRUE(recorder_.WaitFor([&] {
+    auto ra = recorder_.ByPeerPortLocked(a.local_port());
+    return ra != nullptr && !ra->data.empty();
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Client b(server_->port());
+  ASSERT_TRUE(b.Send("b v=1\n"));
+  ASSERT_TRUE(recorder_.WaitFor([&] {
+    auto rb = recorder_.ByPeerPortLocked(b.local_port());
+    return rb != nullptr && !rb->data.empty();
+  }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // both idle for over a second
+  Client c(server_->port());
+  ASSERT_TRUE(c.Send("c v=1\n"));
+  EXPECT_TRUE(a.WaitClosedByServer());  // idle longest
+  auto ra = recorder_.Finished(a.local_port());
+  ASSERT_NE(ra, nullptr);
+  c.ShutdownSend();
+  ASSERT_TRUE(c.WaitClosedByServer());
+  auto rc = recorder_.Finished(c.local_port());
+  ASSERT_NE(rc, nullptr);
+  ASSERT_TRUE(b.Send("b v=2\n"));  // b was not touched
+  b.ShutdownSend();
+  ASSERT_TRUE(b.WaitClosedByServer());
+  auto rb = recorder_.Finished(b.local_port());
+  ASSERT_NE(rb, nullptr);
+  std::lock_guard<std::mutex> lock(recorder_.mu());
+  EXPECT_EQ(ra->data, "a v=1\n");
+  EXPECT_EQ(rb->data, "b v=1\nb v=2\n");
+  EXPECT_EQ(rc->data, "c v=1\n");
+}
+
 TEST_F(TcpServerTest, BurstOfConnectionsNeverExceedsTheLimit) {
   IngestOptions options = SmallOptions();
   options.max_connections = 1;
