@@ -137,6 +137,7 @@ Status ChunkStore::Open(const std::string& dir, const StorageOptions& options,
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 5;
+  db_options.max_open_files = options.max_open_files;
 
   rocksdb::ColumnFamilyOptions index_options;
   rocksdb::BlockBasedTableOptions table;

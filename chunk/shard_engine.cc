@@ -255,14 +255,20 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
     // Not synced: the points are in our WAL, and the next checkpoint's synced write makes every
     // earlier RocksDB write durable before any WAL segment is deleted.
     rocksdb::Status rs = store_.db()->Write(rocksdb::WriteOptions(), &seal_batch_);
-    seal_batch_.Clear();
     if (!rs.ok()) {
+      // The sealed chunks left their heads: keep them for Recover().
+      std::swap(unwritten_, seal_batch_);
+      unwritten_late_seals_ = late_seals_pending_;
+      seal_batch_.Clear();
       failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": write sealed chunks");
       m.write_errors->Add();
-      Logger("storage")->error("{}; shard stops accepting writes, WAL kept for replay",
-                               failed_.ToString());
+      Logger("storage")->error(
+          "{}; shard refuses writes until the chunks are written (retried every second), WAL "
+          "kept for replay",
+          failed_.ToString());
       return failed_;
     }
+    seal_batch_.Clear();
     // Only now are the late chunks readable: the compactor must not see the count move first.
     late_seals_.fetch_add(late_seals_pending_, std::memory_order_acq_rel);
   }
@@ -310,8 +316,15 @@ Status ShardEngine::FlushLateLocked() {
     // Not synced: the WAL still holds these points; a checkpoint's synced write follows.
     rocksdb::Status rs = store_.db()->Write(rocksdb::WriteOptions(), &batch);
     if (!rs.ok()) {
+      std::swap(unwritten_, batch);
+      unwritten_late_seals_ = late_seals_pending_;
+      late_seals_pending_ = 0;
+      late_heads_.clear();
+      late_points_ = 0;
       failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": write late chunks");
       Metrics().write_errors->Add();
+      Logger("storage")->error("{}; shard refuses writes until the chunks are written",
+                               failed_.ToString());
       return failed_;
     }
     late_seals_.fetch_add(late_seals_pending_, std::memory_order_acq_rel);
@@ -423,10 +436,46 @@ Status ShardEngine::PersistHeadsLocked() {
   wo.sync = true;
   rocksdb::Status rs = store_.db()->Write(wo, &batch);
   if (!rs.ok()) {
+    // The heads are still in memory: mark them for the next checkpoint, which Recover() runs.
+    {
+      std::lock_guard lock(heads_mu_);
+      ForEachLiveLocked([](SeriesId, Slot& slot) { slot.dirty = true; });
+    }
     failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": checkpoint heads");
     Metrics().write_errors->Add();
+    Logger("storage")->error("{}; shard refuses writes until a checkpoint succeeds",
+                             failed_.ToString());
     return failed_;
   }
+  return Status::OK();
+}
+
+bool ShardEngine::failed() const {
+  std::lock_guard lock(write_mu_);
+  return !failed_.ok();
+}
+
+Status ShardEngine::Recover() {
+  std::lock_guard lock(write_mu_);
+  if (failed_.ok() || closed_) return Status::OK();
+  // A failed write puts RocksDB itself in a read-only state until its error is cleared.
+  rocksdb::Status rs = store_.db()->Resume();
+  if (rs.ok() && unwritten_.Count() > 0) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    rs = store_.db()->Write(wo, &unwritten_);
+  }
+  if (!rs.ok()) return FromRocks(rs, "shard " + std::to_string(shard_id_) + ": recover");
+  unwritten_.Clear();
+  late_seals_.fetch_add(unwritten_late_seals_, std::memory_order_acq_rel);
+  unwritten_late_seals_ = 0;
+  const Status was = failed_;
+  failed_ = Status::OK();
+  // A checkpoint makes sure that everything the WAL holds is stored before it is trimmed.
+  Status st = CheckpointLocked();
+  if (!st.ok()) return st;
+  Logger("storage")->warn("shard {} recovered from: {}; writes accepted again", shard_id_,
+                          was.ToString());
   return Status::OK();
 }
 

@@ -19,8 +19,12 @@
 // checkpoint_interval_ms has passed (Storage's background thread), and at Close().
 //
 // Errors: a failed WAL append rejects the batch (nothing applied). A failed RocksDB write puts the
-// engine in a failed state: Append and Checkpoint return the error from then on and the WAL is
-// never deleted, so a restart replays what could not be written. Reads keep working.
+// engine in a failed state: the chunks that could not be written are kept in memory, Append and
+// Checkpoint return the error and the WAL is not deleted. Recover(), called by Storage's
+// background thread, clears RocksDB's background error (DB::Resume) and writes the kept chunks;
+// once that succeeds the shard takes writes again, so a transient condition (out of descriptors,
+// a disk that was full) never needs a restart. Until then a restart replays the WAL. Reads keep
+// working, without the points of the kept chunks.
 //
 // Thread safety: Append is called by one thread at a time; ReadHead from any thread;
 // Checkpoint/CheckpointIfDue/SyncWal/Close from any thread (they serialize with Append on the
@@ -116,6 +120,10 @@ class ShardEngine {
   std::size_t late_points() const;
 
   Status Checkpoint();
+  // In the failed state, retries what failed; OK (and writes accepted again) once it succeeded.
+  // OK at once when not failed.
+  Status Recover();
+  bool failed() const;
   // Checkpoints if the WAL passed wal_max_bytes or checkpoint_interval_ms passed with writes.
   Status CheckpointIfDue();
   // fdatasync the WAL if dirty (the "interval" policy's background step).
@@ -175,7 +183,7 @@ class ShardEngine {
   LateSet& late_;
   const Clock& clock_;
 
-  std::mutex write_mu_;  // serializes Append, Checkpoint, Close
+  mutable std::mutex write_mu_;  // serializes Append, Checkpoint, Close
   std::unique_ptr<Wal> wal_;
   std::vector<std::uint8_t> wal_payload_;
   Status failed_;
@@ -191,6 +199,9 @@ class ShardEngine {
   std::unordered_map<SeriesId, HeadBuffer> late_heads_;  // series with late points, by id
   std::size_t late_points_ = 0;                          // points in late_heads_
   std::uint64_t late_seals_pending_ = 0;                 // late chunks in seal_batch_
+  // Chunks a failed write could not store (guarded by write_mu_), and the late chunks among them.
+  rocksdb::WriteBatch unwritten_;
+  std::uint64_t unwritten_late_seals_ = 0;
   std::atomic<std::uint64_t> late_seals_{0};
 };
 

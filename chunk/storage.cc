@@ -288,6 +288,9 @@ void Storage::BackgroundLoop() {
   if (policy_ == WalSyncPolicy::kInterval) tick_ms = std::min(tick_ms, options_.wal_sync_interval_ms);
   tick_ms = std::max<std::uint32_t>(1, std::min(tick_ms, options_.checkpoint_interval_ms));
   auto log = Logger("storage");
+  // Failed shards are retried once a second; the error is logged at most once a minute.
+  auto next_recovery = std::chrono::steady_clock::now();
+  auto next_recovery_log = next_recovery;
   std::unique_lock lock(bg_mu_);
   while (!stop_) {
     bg_cv_.wait_for(lock, std::chrono::milliseconds(tick_ms));
@@ -298,6 +301,19 @@ void Storage::BackgroundLoop() {
     if (index_->pending_definitions() > 0) {
       Status st = index_->FlushDefinitions(/*sync=*/true);
       if (!st.ok()) log->error("flushing series definitions failed: {}", st.ToString());
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_recovery) {
+      next_recovery = now + std::chrono::seconds(1);
+      for (auto& shard : shards_) {
+        if (!shard->failed()) continue;
+        Status st = shard->Recover();
+        if (!st.ok() && now >= next_recovery_log) {
+          next_recovery_log = now + std::chrono::minutes(1);
+          log->error("shard {} still failing, writes refused: {}", shard->shard_id(),
+                     st.ToString());
+        }
+      }
     }
     for (auto& shard : shards_) {
       if (policy_ == WalSyncPolicy::kInterval) {
@@ -404,6 +420,9 @@ Status Storage::Close() {
   if (background_.joinable()) background_.join();
   Status first;
   for (auto& shard : shards_) {
+    // A last try for a shard whose writes failed: if the condition has passed, nothing is left
+    // for the WAL replay.
+    if (shard->failed()) (void)shard->Recover();
     Status st = shard->Close();
     if (!st.ok()) {
       Logger("storage")->error("shard {}: close: {}", shard->shard_id(), st.ToString());

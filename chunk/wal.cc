@@ -111,9 +111,20 @@ Status Wal::Open(const std::string& dir, WalSyncPolicy policy, std::uint64_t fir
 Wal::~Wal() { (void)Close(); }
 
 Status Wal::OpenSegment(std::uint64_t seq) {
+  int fd = -1;
+  INGOT_RETURN_IF_ERROR(CreateSegmentFile(seq, &fd));
+  Install(fd, seq);
+  return Status::OK();
+}
+
+Status Wal::CreateSegmentFile(std::uint64_t seq, int* out_fd) {
   const std::string path = SegmentPath(dir_, seq);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IOError(Errno("create WAL segment", path));
+  if (fd < 0) {
+    Status st = Status::IOError(Errno("create WAL segment", path));
+    ::unlink(path.c_str());  // O_TRUNC on an existing file may fail after creating it
+    return st;
+  }
   std::uint8_t header[kWalFileHeaderBytes] = {};
   std::memcpy(header, kWalFileMagic, 8);
   std::memcpy(header + 8, &kWalFormatVersion, 4);
@@ -123,15 +134,20 @@ Status Wal::OpenSegment(std::uint64_t seq) {
   if (!WriteAll(fd, &iov, 1) || ::fdatasync(fd) != 0 || !SyncDir(dir_)) {
     Status st = Status::IOError(Errno("initialize WAL segment", path));
     ::close(fd);
+    ::unlink(path.c_str());
     return st;
   }
+  *out_fd = fd;
+  return Status::OK();
+}
+
+void Wal::Install(int fd, std::uint64_t seq) {
   std::lock_guard lock(mu_);
   fd_ = fd;
   seq_ = seq;
   file_bytes_ = kWalFileHeaderBytes;
   bytes_since_roll_ = 0;
   dirty_ = false;
-  return Status::OK();
 }
 
 Status Wal::SyncFd(int fd, std::uint64_t seq) {
@@ -235,8 +251,13 @@ Status Wal::CloseCurrent() {
 
 Status Wal::Roll(std::uint64_t* previous_seq) {
   const std::uint64_t prev = seq_;
-  INGOT_RETURN_IF_ERROR(CloseCurrent());
-  INGOT_RETURN_IF_ERROR(OpenSegment(prev + 1));
+  // The next segment exists before the current one is closed: when it cannot be made (out of
+  // descriptors, disk full) the log keeps appending to the current one and the roll is retried.
+  int fd = -1;
+  INGOT_RETURN_IF_ERROR(CreateSegmentFile(prev + 1, &fd));
+  Status st = CloseCurrent();
+  Install(fd, prev + 1);
+  INGOT_RETURN_IF_ERROR(st);
   *previous_seq = prev;
   return Status::OK();
 }

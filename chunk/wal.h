@@ -75,6 +75,9 @@ class Wal {
  private:
   Wal(std::string dir, WalSyncPolicy policy) : dir_(std::move(dir)), policy_(policy) {}
   Status OpenSegment(std::uint64_t seq);
+  // Creates segment `seq` with its header, synced; the log's state is unchanged.
+  Status CreateSegmentFile(std::uint64_t seq, int* fd);
+  void Install(int fd, std::uint64_t seq);
   Status SyncFd(int fd, std::uint64_t seq);
   Status CloseCurrent();
 

@@ -49,6 +49,9 @@ struct StorageOptions {
   std::uint32_t checkpoint_interval_ms = 300'000;  // ... or this age
   std::int64_t retention_s = 0;               // 0 = keep forever; set as "30d", "12h", ...
   std::uint64_t block_cache_bytes = 256ull << 20;
+  // RocksDB table files kept open (-1: all). Not a config key: ingotd derives it from the
+  // process' descriptor limit (node/main.cc), so that files and connections share it safely.
+  int max_open_files = -1;
   // Late points (older than their series' sealed data): how old they may be (0 = anything within
   // retention), how many a shard buffers before writing them as late chunks, and how many points
   // the background merge of late chunks rewrites per second at most (0 pauses it; reads stay

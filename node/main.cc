@@ -1,7 +1,9 @@
 // ingotd: the node's composition root. Loads the configuration, takes the data-dir lock, opens the
 // store, wires ingest and query into the listeners and runs until SIGINT/SIGTERM.
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -36,6 +38,40 @@
 namespace ingot {
 namespace {
 
+// Shares the process' file descriptors between RocksDB's table files, the WAL and other files,
+// and the two listeners' connections, so that clients can never take the descriptors storage
+// needs: a connection past its listener's share is refused (HTTP: 503) instead of a file open
+// failing. The soft limit is raised to the hard one first, as most servers do.
+void ApplyDescriptorBudget(Options* options, spdlog::logger& log) {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    struct rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max == RLIM_INFINITY ? std::max<rlim_t>(limit.rlim_cur, 1 << 20)
+                                                      : limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  const std::uint64_t total = limit.rlim_cur == RLIM_INFINITY ? (1ull << 20) : limit.rlim_cur;
+  // Table files: a quarter, within [64, 65536]. Fixed needs: WAL segments, RocksDB's own files,
+  // event and timer descriptors, connections being answered 503: 192.
+  const std::uint64_t tables = std::clamp<std::uint64_t>(total / 4, 64, 65536);
+  constexpr std::uint64_t kFixed = 192;
+  options->storage.max_open_files = static_cast<int>(tables);
+  const std::uint64_t for_connections = total > tables + kFixed + 16 ? total - tables - kFixed : 16;
+  const std::uint64_t http = options->query.max_connections;
+  const std::uint64_t tcp = options->ingest.tcp_listen.empty() ? 0 : options->ingest.max_connections;
+  if (http + tcp <= for_connections) return;
+  const std::uint64_t http_share = std::max<std::uint64_t>(8, for_connections * http / (http + tcp));
+  const std::uint64_t tcp_share = std::max<std::uint64_t>(8, for_connections - http_share);
+  log.warn("the descriptor limit is {} (ulimit -n): connections capped at {} HTTP "
+           "(query.max_connections = {}) and {} TCP (ingest.max_connections = {}) so that "
+           "storage keeps {} descriptors",
+           total, http_share, http, tcp_share, options->ingest.max_connections,
+           total - for_connections);
+  options->query.max_connections = static_cast<std::uint32_t>(http_share);
+  options->ingest.max_connections = static_cast<std::uint32_t>(tcp_share);
+}
+
 int Run(int argc, char** argv) {
   CLI::App app{"ingotd: a streaming time-series ingestion node (InfluxDB line protocol in, "
                "Prometheus-style queries out)"};
@@ -69,6 +105,7 @@ int Run(int argc, char** argv) {
     return 2;
   }
   auto log = Logger("main");
+  ApplyDescriptorBudget(&options, *log);
   // Installed before anything starts so that a signal arriving during start-up is not lost.
   asio::io_context signals_io;
   asio::signal_set signals(signals_io, SIGINT, SIGTERM);

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,7 +27,8 @@ std::string IngotdPath() {
   return INGOT_INGOTD_PATH;
 }
 
-NodeProcess::NodeProcess(const std::string& data_dir, const std::vector<std::string>& extra_args) {
+NodeProcess::NodeProcess(const std::string& data_dir, const std::vector<std::string>& extra_args,
+                         unsigned max_open_files) {
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return;
   std::vector<std::string> args = {IngotdPath(),
@@ -38,6 +42,10 @@ NodeProcess::NodeProcess(const std::string& data_dir, const std::vector<std::str
   pid_ = ::fork();
   if (pid_ == 0) {
     ::dup2(pipe_fds[1], 2);
+    if (max_open_files > 0) {
+      const struct rlimit limit = {max_open_files, max_open_files};
+      ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -163,6 +171,74 @@ HttpResult HttpPost(unsigned short port, const std::string& target, const std::s
                     const std::string& content_type,
                     const std::vector<std::pair<std::string, std::string>>& headers) {
   return Request(port, http::verb::post, target, body, content_type, headers);
+}
+
+struct HttpConnection::Impl {
+  asio::io_context io;
+  asio::ip::tcp::socket socket{io};
+  beast::flat_buffer buffer;
+};
+
+HttpConnection::HttpConnection(unsigned short port) : impl_(new Impl) {
+  boost::system::error_code ec;
+  impl_->socket.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec);
+  if (ec) return;
+  const timeval timeout{10, 0};
+  const int fd = impl_->socket.native_handle();
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  connected_ = true;
+}
+
+HttpConnection::~HttpConnection() { delete impl_; }
+
+bool HttpConnection::Send(std::string_view bytes) {
+  boost::system::error_code ec;
+  asio::write(impl_->socket, asio::buffer(bytes.data(), bytes.size()), ec);
+  return !ec;
+}
+
+HttpResult HttpConnection::Read() {
+  HttpResult result;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(1ull << 32);
+  boost::system::error_code ec;
+  http::read(impl_->socket, impl_->buffer, parser, ec);
+  if (ec) {
+    result.error = ec.message();
+    return result;
+  }
+  auto res = parser.release();
+  result.status = static_cast<int>(res.result_int());
+  result.body = std::move(res.body());
+  result.content_type = std::string(res[http::field::content_type]);
+  result.retry_after = std::string(res[http::field::retry_after]);
+  return result;
+}
+
+std::string HttpConnection::ReadUntil(std::string_view needle) {
+  std::string got;
+  char buf[256];
+  boost::system::error_code ec;
+  while (got.find(needle) == std::string::npos) {
+    const std::size_t n = impl_->socket.read_some(asio::buffer(buf), ec);
+    if (ec) break;
+    got.append(buf, n);
+  }
+  return got;
+}
+
+HttpResult HttpConnection::Get(const std::string& target) {
+  if (!Send("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) return HttpResult{};
+  return Read();
+}
+
+HttpResult HttpConnection::Post(const std::string& target, const std::string& body) {
+  if (!Send("POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body)) {
+    return HttpResult{};
+  }
+  return Read();
 }
 
 bool TcpSend(unsigned short port, const std::string& data) {

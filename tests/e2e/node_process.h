@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tests/support/temp_dir.h"
@@ -15,7 +16,9 @@ class NodeProcess {
  public:
   // Starts ingotd with `--data-dir data_dir`, both listeners on 127.0.0.1:0 and `extra_args`;
   // waits until it reports ready (or exits). Check ok() / error().
-  NodeProcess(const std::string& data_dir, const std::vector<std::string>& extra_args = {});
+  // `max_open_files` > 0 sets the process' descriptor limit (RLIMIT_NOFILE).
+  NodeProcess(const std::string& data_dir, const std::vector<std::string>& extra_args = {},
+              unsigned max_open_files = 0);
   // Sends SIGKILL if still running.
   ~NodeProcess();
 
@@ -52,7 +55,33 @@ struct HttpResult {
   int status = 0;  // 0 when the request could not be made
   std::string body;
   std::string content_type;
+  std::string retry_after;
   std::string error;
+};
+
+// One keep-alive HTTP/1.1 connection to 127.0.0.1:port, blocking, with a 10 s socket timeout on
+// every read and write so that a server that never answers fails a test instead of hanging it.
+class HttpConnection {
+ public:
+  explicit HttpConnection(unsigned short port);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+
+  bool connected() const { return connected_; }
+  // Raw bytes (a request head, part of a body).
+  bool Send(std::string_view bytes);
+  // Reads one response.
+  HttpResult Read();
+  // Reads raw bytes until `needle` has arrived (or an error); returns what was read.
+  std::string ReadUntil(std::string_view needle);
+  HttpResult Get(const std::string& target);
+  HttpResult Post(const std::string& target, const std::string& body);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+  bool connected_ = false;
 };
 
 HttpResult HttpGet(unsigned short port, const std::string& target);

@@ -2,9 +2,6 @@
 // in-flight body budget, the request-head limit and `Expect: 100-continue`.
 #include "node/http_server.h"
 
-#include <sys/socket.h>
-#include <sys/time.h>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,14 +12,11 @@
 #include <string>
 #include <vector>
 
-#include <boost/beast/core.hpp>
-
 #include "config/logging.h"
+#include "tests/e2e/node_process.h"
 
 namespace ingot {
 namespace {
-namespace beast = boost::beast;
-using asio::ip::tcp;
 
 // A gate handlers wait at until the test opens it.
 class Gate {
@@ -51,71 +45,9 @@ class Gate {
   bool open_ = false;
 };
 
-struct Answer {
-  int status = 0;  // 0: no answer (connection failed or timed out)
-  std::string body;
-  std::string retry_after;
-};
-
-// A client connection with a 10 s deadline on every operation.
-class Client {
- public:
-  explicit Client(unsigned short port) : stream_(io_) {
-    stream_.expires_after(std::chrono::seconds(10));
-    stream_.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port), ec_);
-    // Beast's deadlines apply to asynchronous operations only: blocking reads get a socket
-    // timeout, so a server that never answers fails the test instead of hanging it.
-    if (!ec_) {
-      const timeval timeout{10, 0};
-      const int fd = stream_.socket().native_handle();
-      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-      ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    }
-  }
-  bool connected() const { return !ec_; }
-  void Send(std::string_view bytes) {
-    stream_.expires_after(std::chrono::seconds(10));
-    asio::write(stream_, asio::buffer(bytes.data(), bytes.size()), ec_);
-  }
-  Answer Read() {
-    Answer answer;
-    http::response_parser<http::string_body> parser;
-    stream_.expires_after(std::chrono::seconds(10));
-    http::read(stream_, buffer_, parser, ec_);
-    if (ec_) return answer;
-    answer.status = static_cast<int>(parser.get().result_int());
-    answer.body = parser.get().body();
-    answer.retry_after = std::string(parser.get()[http::field::retry_after]);
-    return answer;
-  }
-  // Reads raw bytes until `needle` arrives (or the deadline).
-  std::string ReadUntil(std::string_view needle) {
-    std::string got;
-    char buf[256];
-    stream_.expires_after(std::chrono::seconds(10));
-    while (got.find(needle) == std::string::npos) {
-      const std::size_t n = stream_.socket().read_some(asio::buffer(buf), ec_);
-      if (ec_) break;
-      got.append(buf, n);
-    }
-    return got;
-  }
-  Answer Get(const std::string& target) {
-    Send("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
-    return Read();
-  }
-  Answer Post(const std::string& target, const std::string& body) {
-    Send("POST " + target + " HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body);
-    return Read();
-  }
-
- private:
-  asio::io_context io_;
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  boost::system::error_code ec_;
-};
+using testing::HttpConnection;
+using Answer = testing::HttpResult;
+using Client = HttpConnection;
 
 class HttpServerTest : public ::testing::Test {
  protected:
