@@ -22,6 +22,8 @@ IngestMetrics& Metrics() {
                                           "reason=\"string_unsupported\"");
     m.points_type_conflict =
         &r.AddCounter("ingot_points_rejected_total", points_help, "reason=\"type_conflict\"");
+    m.points_reserved_label =
+        &r.AddCounter("ingot_points_rejected_total", points_help, "reason=\"reserved_label\"");
     m.points_uint_overflow =
         &r.AddCounter("ingot_points_rejected_total", points_help, "reason=\"uint_overflow\"");
     m.points_storage_error =

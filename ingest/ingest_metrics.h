@@ -20,6 +20,7 @@ struct IngestMetrics {
   Counter* lines_too_long;
   Counter* points_string_field;
   Counter* points_type_conflict;
+  Counter* points_reserved_label;
   Counter* points_uint_overflow;
   Counter* points_storage_error;
   Counter* http_writes;

@@ -174,6 +174,17 @@ bool LineIngester::ResolveField(std::uint64_t prefix_hash, const ParsedLine& lin
     AppendUnescaped(line.tags[t].value, EscapeContext::kTagValue, &tag_scratch_[t].second);
   }
   std::sort(tag_scratch_.begin(), tag_scratch_.end());
+  for (const auto& [key, value] : tag_scratch_) {
+    // Queries name a series by its labels; the metric name (measurement_field) is __name__, so
+    // a tag of that name would give the series two.
+    if (key == "__name__") {
+      ++stats_.points_rejected;
+      Metrics().points_reserved_label->Add();
+      LogBadLine("line " + std::to_string(stats_.lines) +
+                 ": tag key '__name__' is reserved (the metric name is <measurement>_<field>)");
+      return false;
+    }
+  }
   tag_views_.clear();
   for (const auto& [k, v] : tag_scratch_) tag_views_.emplace_back(k, v);
   measurement_scratch_.clear();

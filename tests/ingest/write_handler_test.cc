@@ -223,6 +223,17 @@ TEST_F(WriteHandlerTest, PartialWriteStoresGoodLinesAndAnswers400) {
   EXPECT_EQ(Read("pw", "v").values, (std::vector<double>{1, 3, 5}));
 }
 
+// A tag named __name__ would give a series two metric names: refused, the rest stored.
+TEST_F(WriteHandlerTest, ReservedTagKeyIsAPartialWrite) {
+  const WriteResponse r = Post("rn,__name__=x v=1 1\nrn,host=a v=2 2\n");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("tag key '__name__' is reserved"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("dropped=1\"}"), std::string::npos) << r.body;
+  EXPECT_FALSE(ReadAll(*storage_, SeriesKeyOf("rn", {{"__name__", "x"}}, "v")).found);
+  EXPECT_EQ(ReadAll(*storage_, SeriesKeyOf("rn", {{"host", "a"}}, "v")).values,
+            (std::vector<double>{2}));
+}
+
 TEST_F(WriteHandlerTest, RejectedPointsAreAPartialWrite) {
   ASSERT_EQ(Post("tc v=1i 1\n").status, 204);
   const WriteResponse r = Post("tc v=2.5 2\ntc v=3i 3\ntc v=18446744073709551615u 4\n");
