@@ -323,11 +323,14 @@ Status ReadWalSegment(const std::string& path,
   auto log = Logger("storage");
   Status result;
   if (std::memcmp(data, kWalFileMagic, 8) != 0) {
-    log->error("WAL segment '{}' has no WAL header; skipped ({} bytes)", path, size);
+    // A damaged header costs the header, not the segment: every record carries its own magic
+    // and checksum, so the records after it are read (and a file that is no WAL yields none).
+    log->error("WAL segment '{}' has a damaged header; reading the records that validate", path);
     stats->corrupt_records++;
-    stats->skipped_bytes += size;
+    stats->skipped_bytes += kWalFileHeaderBytes;
     Metrics().wal_records_corrupt->Add();
-  } else {
+  }
+  {
     std::size_t pos = kWalFileHeaderBytes;
     while (pos < size) {
       std::uint32_t len = 0;
