@@ -32,7 +32,7 @@ Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string
   return Status::OK();
 }
 
-asio::awaitable<void> AcceptBackoff::Failed(const boost::system::error_code& ec) {
+std::chrono::milliseconds AcceptBackoff::Failed(const boost::system::error_code& ec) {
   ++failures_;
   ++unlogged_;
   const auto now = std::chrono::steady_clock::now();
@@ -45,9 +45,7 @@ asio::awaitable<void> AcceptBackoff::Failed(const boost::system::error_code& ec)
     unlogged_ = 0;
   }
   delay_ = std::clamp(delay_ * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
-  asio::steady_timer timer(co_await asio::this_coro::executor, delay_);
-  boost::system::error_code ignored;
-  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  return delay_;
 }
 
 void RunOnThreads(asio::io_context& io, unsigned count, std::vector<std::thread>* threads) {

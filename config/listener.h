@@ -29,7 +29,9 @@ Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string
 class AcceptBackoff {
  public:
   explicit AcceptBackoff(std::string what) : what_(std::move(what)) {}
-  asio::awaitable<void> Failed(const boost::system::error_code& ec);
+  // Counts and (rate-limited) logs the failure; returns how long the loop waits before the next
+  // accept. (Not a coroutine itself: config/ also builds where Asio's coroutines are unavailable.)
+  std::chrono::milliseconds Failed(const boost::system::error_code& ec);
   void Succeeded() { delay_ = std::chrono::milliseconds(0); }
   std::uint64_t failures() const { return failures_; }
 

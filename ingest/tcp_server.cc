@@ -111,7 +111,8 @@ asio::awaitable<void> TcpServer::AcceptLoop() {
     if (ec) {
       if (stopping_ || ec == asio::error::operation_aborted) break;
       Metrics().accept_errors.Add();
-      co_await backoff_.Failed(ec);
+      asio::steady_timer pause(co_await asio::this_coro::executor, backoff_.Failed(ec));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
     backoff_.Succeeded();

@@ -44,7 +44,8 @@ Node& TheNode() {
     for (int s = 0; s < 3; ++s) {
       std::string key;
       const std::string host = "h" + std::to_string(s);
-      BuildSeriesKey("cpu", {TagView("host", host)}, "usage", &key);
+      const TagView tags[] = {TagView("host", host)};
+      BuildSeriesKey("cpu", tags, "usage", &key);
       ResolvedSeries resolved;
       if (!n->storage->index().Resolve(key, ValueType::kFloat, &resolved).ok()) std::abort();
       std::vector<PointRecord> points;
