@@ -254,6 +254,40 @@ TEST_F(WriteHandlerTest, ErrorBodyIsValidJsonForHostileInput) {
   EXPECT_NE(error.find("dropped=1"), std::string::npos) << error;
 }
 
+// Series limits over HTTP: a new series past limits.max_series is a 400 partial write naming the
+// limit, and points of existing series in the same body are stored.
+TEST(WriteHandlerLimits, NewSeriesPastTheLimitAreAPartialWriteNamingIt) {
+  Logger("ingest")->set_level(spdlog::level::off);
+  ScratchDir dir;
+  ManualClock clock{kNowNs};
+  StorageOptions storage_options = testutil::TestStorageOptions(dir.path() + "/data");
+  storage_options.limits.max_series = 2;
+  std::unique_ptr<Storage> storage;
+  ASSERT_TRUE(Storage::Open(storage_options, 2, clock, &storage).ok());
+  {
+    ShardSet shards(*storage, 4);
+    shards.Start();
+    IngestOptions options;
+    WriteHandler handler(shards, storage->index(), clock, options);
+    WriteRequest request;
+    request.body = "lim,host=a v=1 1\nlim,host=b v=2 2\n";
+    ASSERT_EQ(handler.Handle(request).status, 204);
+    request.body = "lim,host=a v=3 3\nlim,host=c v=4 4\nlim,host=b v=5 5\n";
+    const WriteResponse r = handler.Handle(request);
+    EXPECT_EQ(r.status, 400);
+    EXPECT_NE(r.body.find("limits.max_series = 2"), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("dropped=1\"}"), std::string::npos) << r.body;
+    shards.Stop();
+  }
+  EXPECT_EQ(ReadAll(*storage, SeriesKeyOf("lim", {{"host", "a"}}, "v")).values,
+            (std::vector<double>{1, 3}));
+  EXPECT_EQ(ReadAll(*storage, SeriesKeyOf("lim", {{"host", "b"}}, "v")).values,
+            (std::vector<double>{2, 5}));
+  EXPECT_FALSE(ReadAll(*storage, SeriesKeyOf("lim", {{"host", "c"}}, "v")).found);
+  EXPECT_TRUE(storage->Close().ok());
+  Logger("ingest")->set_level(spdlog::level::info);
+}
+
 TEST(Gunzip, RoundTripAndLimits) {
   std::mt19937_64 rng(3);
   std::string text;
