@@ -2,6 +2,7 @@
 
 #include <exception>
 
+#include "config/json_string.h"
 #include "config/url_encoding.h"
 
 namespace ingot {
@@ -20,6 +21,17 @@ void SetReply(HttpReply& reply, http::status status, std::string_view content_ty
   reply.response.result(status);
   reply.response.set(http::field::content_type, content_type);
   reply.response.body() = std::move(body);
+}
+
+void ErrorReply(HttpReply& reply, http::status status, std::string_view type,
+                std::string_view message) {
+  std::string body = "{\"status\":\"error\",\"errorType\":";
+  AppendJsonString(type, &body);
+  body += ",\"error\":";
+  AppendJsonString(message, &body);
+  body += "}\n";
+  reply.stream = nullptr;
+  SetReply(reply, status, "application/json", std::move(body));
 }
 
 const HttpRouter::Route* HttpRouter::Find(const HttpRequest& request, bool* path_matched) const {

@@ -68,6 +68,10 @@ class HttpRouter {
 // Sets status, content type and body of a reply in one call.
 void SetReply(HttpReply& reply, http::status status, std::string_view content_type,
               std::string body);
+// The error envelope of Prometheus' HTTP API, which the node's JSON endpoints answer with:
+// {"status":"error","errorType":<type>,"error":<message>}. Drops a stream set earlier.
+void ErrorReply(HttpReply& reply, http::status status, std::string_view type,
+                std::string_view message);
 
 // Splits the target's query string and decodes `%xx` and `+`; repeated keys keep every value.
 // Also merges an `application/x-www-form-urlencoded` body for POST requests.

@@ -33,7 +33,6 @@ Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string
 }
 
 std::chrono::milliseconds AcceptBackoff::Failed(const boost::system::error_code& ec) {
-  ++failures_;
   ++unlogged_;
   const auto now = std::chrono::steady_clock::now();
   if (last_log_ == std::chrono::steady_clock::time_point{} ||

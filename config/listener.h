@@ -33,13 +33,11 @@ class AcceptBackoff {
   // accept. (Not a coroutine itself: config/ also builds where Asio's coroutines are unavailable.)
   std::chrono::milliseconds Failed(const boost::system::error_code& ec);
   void Succeeded() { delay_ = std::chrono::milliseconds(0); }
-  std::uint64_t failures() const { return failures_; }
 
  private:
   const std::string what_;
   std::chrono::milliseconds delay_{0};
   std::chrono::steady_clock::time_point last_log_{};
-  std::uint64_t failures_ = 0;
   std::uint64_t unlogged_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "config/accept.h"
 #include "config/listener.h"
 #include "config/logging.h"
 #include "config/metrics.h"
@@ -104,18 +105,10 @@ bool TcpServer::EvictIdlest() {
 asio::awaitable<void> TcpServer::AcceptLoop() {
   auto log = Logger("ingest");
   RateLimiter limit_log(1);
-  while (!stopping_) {
+  tcp::socket socket(io_);
+  while (co_await AcceptOne(*acceptor_, io_, backoff_, Metrics().accept_errors, stopping_,
+                            &socket)) {
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_->async_accept(
-        asio::make_strand(io_), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-      if (stopping_ || ec == asio::error::operation_aborted) break;
-      Metrics().accept_errors.Add();
-      asio::steady_timer pause(co_await asio::this_coro::executor, backoff_.Failed(ec));
-      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      continue;
-    }
-    backoff_.Succeeded();
     if (connections_.load() >= static_cast<int>(options_.max_connections)) {
       const bool evicted = EvictIdlest();
       std::uint64_t suppressed = 0;

@@ -6,6 +6,7 @@
 
 #include <boost/beast/core.hpp>
 
+#include "config/accept.h"
 #include "config/logging.h"
 #include "config/metrics.h"
 
@@ -92,18 +93,10 @@ bool HttpServer::ReserveBody(std::uint64_t bytes) {
 void HttpServer::ReleaseBody(std::uint64_t bytes) { inflight_body_bytes_.fetch_sub(bytes); }
 
 asio::awaitable<void> HttpServer::AcceptLoop() {
-  while (!stopping_) {
+  tcp::socket socket(io_);
+  while (co_await AcceptOne(*acceptor_, io_, backoff_, Metrics().accept_errors, stopping_,
+                            &socket)) {
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_->async_accept(
-        asio::make_strand(io_), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
-      if (stopping_ || ec == asio::error::operation_aborted) break;
-      Metrics().accept_errors.Add();
-      asio::steady_timer pause(co_await asio::this_coro::executor, backoff_.Failed(ec));
-      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      continue;
-    }
-    backoff_.Succeeded();
     auto executor = socket.get_executor();
     if (connections_.load() >= static_cast<int>(options_.max_connections)) {
       Metrics().refused.Add();
@@ -119,9 +112,8 @@ asio::awaitable<void> HttpServer::AcceptLoop() {
 }
 
 asio::awaitable<void> HttpServer::Refuse(tcp::socket socket) {
-  static std::atomic<int> refusing{0};
   boost::system::error_code ec;
-  if (refusing.fetch_add(1) < kMaxRefusing) {
+  if (refusing_.fetch_add(1) < kMaxRefusing) {
     beast::tcp_stream stream(std::move(socket));
     HttpResponse response = PlainResponse(
         http::status::service_unavailable,
@@ -134,7 +126,7 @@ asio::awaitable<void> HttpServer::Refuse(tcp::socket socket) {
   } else {
     socket.close(ec);
   }
-  refusing.fetch_sub(1);
+  refusing_.fetch_sub(1);
 }
 
 asio::awaitable<void> HttpServer::RunAs(HttpWork work, const std::function<void()>& fn) {

@@ -76,6 +76,7 @@ class HttpServer {
   std::atomic<bool> stopping_{false};
   std::atomic<int> in_flight_{0};
   std::atomic<int> connections_{0};
+  std::atomic<int> refusing_{0};  // over-limit connections being answered 503
   std::atomic<std::uint64_t> inflight_body_bytes_{0};
   unsigned short port_ = 0;
 };

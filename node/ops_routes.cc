@@ -15,7 +15,6 @@
 #include <thread>
 
 #include "chunk/storage_metrics.h"
-#include "config/json_string.h"
 #include "config/metrics.h"
 #include "query/text_format.h"
 
@@ -25,17 +24,6 @@
 
 namespace ingot {
 namespace {
-
-// Prometheus' error envelope, as the query API answers.
-void ErrorReply(HttpReply& reply, http::status status, std::string_view type,
-                std::string_view message) {
-  std::string body = "{\"status\":\"error\",\"errorType\":";
-  AppendJsonString(type, &body);
-  body += ",\"error\":";
-  AppendJsonString(message, &body);
-  body += "}\n";
-  SetReply(reply, status, "application/json", std::move(body));
-}
 
 void Health(HttpReply& reply) {
   SetReply(reply, http::status::ok, "application/json", "{\"status\":\"ok\"}\n");

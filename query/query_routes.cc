@@ -74,17 +74,6 @@ QueryMetrics& QueryCounters() {
   return m;
 }
 
-void ErrorReply(HttpReply& reply, http::status status, std::string_view type,
-                std::string_view message) {
-  std::string body = "{\"status\":\"error\",\"errorType\":";
-  AppendJsonString(type, &body);
-  body += ",\"error\":";
-  AppendJsonString(message, &body);
-  body += "}\n";
-  reply.stream = nullptr;
-  SetReply(reply, status, "application/json", std::move(body));
-}
-
 void BadParam(HttpReply& reply, std::string_view name, std::string_view detail) {
   ErrorReply(reply, http::status::bad_request, "bad_data",
              "invalid parameter \"" + std::string(name) + "\": " + std::string(detail));
