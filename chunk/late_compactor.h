@@ -79,7 +79,7 @@ class LateCompactor {
                     LateCompactionStats* stats);
 
   ChunkStore& store_;
-  LateSet& late_;
+  [[maybe_unused]] LateSet& late_;  // unused so far (clang: -Wunused-private-field)
   std::function<ShardEngine&(SeriesId)> shard_of_;
   std::string cursor_;  // the late key to resume from; empty = from the start
   std::unique_ptr<codec::Workspace> ws_;

@@ -2,10 +2,15 @@
 # Builds the fuzzers (codec decoders, line protocol, PromQL, HTTP requests) with clang in their
 # own build dir and runs each for a short while.
 # Usage: tests/fuzz/run_briefly.sh [seconds-per-fuzzer]   (default 15)
+# INGOT_FUZZ_RUNS=N runs each fuzzer for N executions instead (./dev soak: 10 M). Every fuzzer
+# runs even when an earlier one found something; the exit status is non-zero if any did. Inputs
+# that crash are kept in build-fuzz/findings_<fuzzer>/.
 # The whole build gets coverage instrumentation (fuzzer-no-link): without it libFuzzer sees only
 # the harness and mutates blind.
 set -eu
 seconds="${1:-15}"
+limit="-max_total_time=${seconds}"
+if [ -n "${INGOT_FUZZ_RUNS:-}" ]; then limit="-runs=${INGOT_FUZZ_RUNS}"; fi
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${root}/build-fuzz"
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DINGOT_FUZZ=ON \
@@ -13,17 +18,28 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DINGOT_FUZZ=ON
   -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
 ninja -C "$build" -j2 fuzz_decode_doubles fuzz_decode_floats fuzz_decode_ints \
   fuzz_line_protocol fuzz_promql fuzz_http_request
+failed=""
+# run NAME MAX_LEN [libFuzzer flags...]
+run() {
+  name="$1"
+  max_len="$2"
+  shift 2
+  corpus="${build}/corpus_${name}"
+  findings="${build}/findings_${name}"
+  mkdir -p "$corpus" "$findings"
+  echo "fuzzing ${name} (${limit})"
+  if ! "${build}/tests/fuzz/fuzz_${name}" "$limit" -max_len="$max_len" \
+    -artifact_prefix="${findings}/" -print_final_stats=1 "$@" "$corpus"; then
+    failed="${failed} ${name}"
+  fi
+}
 for f in doubles floats ints; do
-  corpus="${build}/corpus_${f}"
-  mkdir -p "$corpus"
-  echo "fuzzing decode_${f} for ${seconds}s"
-  "${build}/tests/fuzz/fuzz_decode_${f}" -max_total_time="$seconds" -max_len=9000 \
-    -print_final_stats=1 "$corpus"
+  run "decode_${f}" 9000
 done
 for f in line_protocol promql http_request; do
-  corpus="${build}/corpus_${f}"
-  mkdir -p "$corpus"
-  echo "fuzzing ${f} for ${seconds}s"
-  "${build}/tests/fuzz/fuzz_${f}" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
-    -print_final_stats=1 "$corpus"
+  run "$f" 4096 -timeout=10
 done
+if [ -n "$failed" ]; then
+  echo "fuzzers that found something:${failed}" >&2
+  exit 1
+fi
