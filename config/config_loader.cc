@@ -1,7 +1,9 @@
 #include "config/config_loader.h"
 
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -78,6 +80,17 @@ const std::vector<KeyDef>& Keys() {
       {"query.max_points", KeyType::kUnsigned, 1, 1ull << 40, "", INGOT_U(query.max_points)},
       {"query.max_series", KeyType::kUnsigned, 1, 100'000'000, "", INGOT_U(query.max_series)},
       {"query.lookback_ms", KeyType::kUnsigned, 1, 86'400'000ull * 365, "", INGOT_U(query.lookback_ms)},
+      {"ingest.tls_cert_file", KeyType::kString, 0, 0, "", INGOT_STR(ingest.tls.cert_file)},
+      {"ingest.tls_key_file", KeyType::kString, 0, 0, "", INGOT_STR(ingest.tls.key_file)},
+      {"ingest.tls_min_version", KeyType::kEnum, 0, 0, "1.2|1.3", INGOT_STR(ingest.tls.min_version)},
+      {"query.tls_cert_file", KeyType::kString, 0, 0, "", INGOT_STR(query.tls.cert_file)},
+      {"query.tls_key_file", KeyType::kString, 0, 0, "", INGOT_STR(query.tls.key_file)},
+      {"query.tls_min_version", KeyType::kEnum, 0, 0, "1.2|1.3", INGOT_STR(query.tls.min_version)},
+      {"auth.token", KeyType::kString, 0, 0, "", INGOT_STR(auth.token)},
+      {"auth.token_file", KeyType::kString, 0, 0, "", INGOT_STR(auth.token_file)},
+      {"auth.username", KeyType::kString, 0, 0, "", INGOT_STR(auth.username)},
+      {"auth.password", KeyType::kString, 0, 0, "", INGOT_STR(auth.password)},
+      {"auth.password_file", KeyType::kString, 0, 0, "", INGOT_STR(auth.password_file)},
   };
   return keys;
 }
@@ -191,7 +204,77 @@ Status UnknownKey(std::string_view name, std::string_view origin) {
   return Status::InvalidArgument(msg);
 }
 
+// A secret kept in its own file (mode 0600, outside the config): the whole file, without the
+// trailing line break editors add. Messages name the file, never its contents.
+Status ReadSecretFile(std::string_view key, const std::string& path, std::string* secret) {
+  constexpr std::size_t kMaxSecretBytes = 4096;
+  const std::string where = "config key '" + std::string(key) + "': secret file '" + path + "'";
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return Status::IOError(where + " cannot be opened: " + std::strerror(errno));
+  std::string text;
+  char buf[1024];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() <= kMaxSecretBytes) {
+    text.append(buf, n);
+  }
+  const bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return Status::IOError(where + " cannot be read");
+  if (text.size() > kMaxSecretBytes) {
+    return Status::InvalidArgument(where + " is larger than " + std::to_string(kMaxSecretBytes) +
+                                   " bytes; it should hold only the secret");
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (text.empty()) return Status::InvalidArgument(where + " is empty");
+  if (text.find_first_of("\r\n") != std::string::npos) {
+    return Status::InvalidArgument(where + " holds more than one line");
+  }
+  *secret = std::move(text);
+  return Status::OK();
+}
+
+// A secret given inline (`inline_key`) or in a file (`file_key`), not both.
+Status ResolveSecret(std::string_view inline_key, std::string_view file_key,
+                     const std::string& file, std::string* secret) {
+  if (file.empty()) return Status::OK();
+  if (!secret->empty()) {
+    return Status::InvalidArgument("config keys '" + std::string(inline_key) + "' and '" +
+                                   std::string(file_key) + "' are both set; set one");
+  }
+  return ReadSecretFile(file_key, file, secret);
+}
+
+Status CheckTls(std::string_view section, const TlsOptions& tls) {
+  if (tls.cert_file.empty() != tls.key_file.empty()) {
+    std::string msg = "config keys '";
+    msg.append(section).append(".tls_cert_file' and '").append(section);
+    msg.append(".tls_key_file' go together: set both to serve TLS, or neither");
+    return Status::InvalidArgument(msg);
+  }
+  return Status::OK();
+}
+
 }  // namespace
+
+Status FinishOptions(Options* options) {
+  AuthOptions& auth = options->auth;
+  INGOT_RETURN_IF_ERROR(ResolveSecret("auth.token", "auth.token_file", auth.token_file, &auth.token));
+  INGOT_RETURN_IF_ERROR(
+      ResolveSecret("auth.password", "auth.password_file", auth.password_file, &auth.password));
+  if (auth.username.empty() != auth.password.empty()) {
+    return Status::InvalidArgument(
+        "config keys 'auth.username' and 'auth.password' (or 'auth.password_file') go together: "
+        "set both for basic authentication, or neither");
+  }
+  if (auth.username.find(':') != std::string::npos) {
+    return Status::InvalidArgument(
+        "config key 'auth.username': a user name cannot contain ':' (basic authentication "
+        "separates user and password with it)");
+  }
+  INGOT_RETURN_IF_ERROR(CheckTls("ingest", options->ingest.tls));
+  INGOT_RETURN_IF_ERROR(CheckTls("query", options->query.tls));
+  return Status::OK();
+}
 
 Status ParseListenAddress(std::string_view text, std::string* host, unsigned short* port) {
   auto colon = text.rfind(':');
@@ -321,7 +404,7 @@ Status LoadOptions(const std::string& path, const std::vector<std::string>& over
   for (const std::string& assignment : overrides) {
     INGOT_RETURN_IF_ERROR(ApplyOverride(assignment, options));
   }
-  return Status::OK();
+  return FinishOptions(options);
 }
 
 }  // namespace ingot

@@ -15,9 +15,14 @@
 namespace ingot {
 
 // Applies the TOML file at `path` (skipped when empty) and then each "section.key=value" override,
-// in order, on top of `*options`.
+// in order, on top of `*options`; then FinishOptions.
 Status LoadOptions(const std::string& path, const std::vector<std::string>& overrides,
                    Options* options);
+
+// Completes options once every key is applied (LoadOptions calls it last): reads the secret files
+// (`auth.token_file`, `auth.password_file`) into `auth.token` / `auth.password` and checks the
+// settings that go together (a TLS certificate and its key, a user name and its password).
+Status FinishOptions(Options* options);
 
 // Applies the TOML document `text` (the file's contents); `origin` names it in messages.
 Status ApplyToml(std::string_view text, std::string_view origin, Options* options);

@@ -15,6 +15,26 @@ struct LogOptions {
   std::string format = "text";  // text | json (one JSON object per line)
 };
 
+// TLS for one listener; off while `cert_file` is empty. When set, the listener speaks only TLS.
+struct TlsOptions {
+  std::string cert_file;             // PEM: the certificate, then any intermediates
+  std::string key_file;              // PEM: its private key, unencrypted
+  std::string min_version = "1.2";   // 1.2 | 1.3
+  bool enabled() const { return !cert_file.empty(); }
+};
+
+// Credentials the HTTP listener requires (node/http_auth.h); off while none is set. The loader
+// reads `token_file` / `password_file` into `token` / `password` after all keys are applied, so
+// that consumers only look at those two.
+struct AuthOptions {
+  std::string token;          // Authorization: Bearer <token> or Token <token>
+  std::string token_file;
+  std::string username;       // Authorization: Basic, or InfluxDB 1.x u= and p= parameters
+  std::string password;
+  std::string password_file;
+  bool enabled() const { return !token.empty() || !username.empty(); }
+};
+
 struct IngestOptions {
   std::string tcp_listen = "127.0.0.1:8089";  // line protocol over TCP; "" disables
   std::string precision = "ns";               // timestamp unit of TCP input: ns | us | ms | s
@@ -29,6 +49,7 @@ struct IngestOptions {
   // (the other fields are stored) and each is logged; "drop": they are only counted, for agents
   // that send strings beside numbers.
   std::string string_fields = "reject";       // reject | drop
+  TlsOptions tls;                             // ingest.tls_* keys
 };
 
 // Limits on series: each refusal is counted by reason and logged, rate-limited; points of existing
@@ -76,6 +97,7 @@ struct QueryOptions {
   std::uint64_t max_points = 50'000'000;      // per response; 422 past it
   std::uint32_t max_series = 100'000;         // per selector
   std::uint32_t lookback_ms = 300'000;        // instant-vector lookback
+  TlsOptions tls;                             // query.tls_* keys: the HTTP listener
 };
 
 struct Options {
@@ -83,6 +105,7 @@ struct Options {
   IngestOptions ingest;
   StorageOptions storage;
   QueryOptions query;
+  AuthOptions auth;  // [auth]: the HTTP listener
 };
 
 }  // namespace ingot

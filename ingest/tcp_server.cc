@@ -8,6 +8,7 @@
 #include "config/listener.h"
 #include "config/logging.h"
 #include "config/metrics.h"
+#include "config/tls.h"
 
 namespace ingot {
 using asio::ip::tcp;
@@ -18,6 +19,9 @@ TcpServer::TcpServer(const IngestOptions& options, LineConsumerFactory factory)
 TcpServer::~TcpServer() { Stop(); }
 
 Status TcpServer::Start(const std::string& listen, unsigned threads) {
+  if (options_.tls.enabled()) {
+    INGOT_RETURN_IF_ERROR(MakeServerTlsContext(options_.tls, "ingest.tls", &tls_));
+  }
   INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "ingest.tcp_listen", "line-protocol TCP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
@@ -44,6 +48,8 @@ std::int64_t SteadyNowNs() {
 
 // A connection silent this long may be closed for a new client when the limit is reached.
 constexpr std::int64_t kEvictableIdleNs = 1'000'000'000;
+// A TLS client must finish its handshake within this, whatever the idle timeout.
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);
 
 struct TcpMetrics {
   Counter& evicted = MetricsRegistry::Default().AddCounter(
@@ -164,16 +170,6 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
   boost::system::error_code ec;
   const auto remote = socket.remote_endpoint(ec);
   if (!ec) info.peer = remote.address().to_string() + ":" + std::to_string(remote.port());
-  std::unique_ptr<LineConsumer> consumer = factory_(info);
-
-  // The buffer holds at least one maximal line plus a read's worth.
-  const std::size_t capacity =
-      std::max<std::size_t>(256 * 1024, static_cast<std::size_t>(options_.max_line_bytes) * 2);
-  std::unique_ptr<char[]> buffer(new char[capacity]);
-  std::size_t begin = 0, end = 0;
-  bool skipping = false;  // inside an over-long line, discarding up to its newline
-  std::size_t skipped_bytes = 0;
-  std::uint64_t lines_before = 0;  // lines handed over so far, for line numbers
 
   auto conn = std::make_shared<Connection>(std::move(socket), id);
   {
@@ -184,6 +180,54 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
                  Watchdog(conn, stopping_, std::chrono::milliseconds(options_.idle_timeout_ms)),
                  asio::detached);
 
+  if (!tls_) {
+    std::unique_ptr<LineConsumer> consumer = factory_(info);
+    co_await ReadLines(conn->socket, *conn, *consumer);
+    consumer->Finish();
+  } else {
+    // The TLS stream reads through the connection's socket, which the watchdog and eviction
+    // close as for a plain connection.
+    asio::ssl::stream<tcp::socket&> stream(conn->socket, *tls_);
+    asio::steady_timer deadline(conn->socket.get_executor(), kHandshakeTimeout);
+    deadline.async_wait([&socket = conn->socket](const boost::system::error_code& timer_ec) {
+      boost::system::error_code ignored;
+      if (!timer_ec) socket.cancel(ignored);
+    });
+    co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+    deadline.cancel();
+    if (ec) {
+      HandshakeFailed("tcp", info.peer, ec);
+    } else {
+      // The consumer is made only now: a failed handshake costs no series cache.
+      std::unique_ptr<LineConsumer> consumer = factory_(info);
+      co_await ReadLines(stream, *conn, *consumer);
+      consumer->Finish();
+    }
+  }
+  conn->done = true;
+  conn->socket.shutdown(tcp::socket::shutdown_both, ec);
+  conn->socket.close(ec);
+  {
+    std::lock_guard<std::mutex> lock(live_mu_);
+    live_.erase(id);
+  }
+  connections_.fetch_sub(1);
+}
+
+template <typename Stream>
+asio::awaitable<void> TcpServer::ReadLines(Stream& stream, Connection& conn,
+                                           LineConsumer& consumer) {
+  // The buffer holds at least one maximal line plus a read's worth.
+  const std::size_t capacity =
+      std::max<std::size_t>(256 * 1024, static_cast<std::size_t>(options_.max_line_bytes) * 2);
+  std::unique_ptr<char[]> buffer(new char[capacity]);
+  std::size_t begin = 0, end = 0;
+  bool skipping = false;  // inside an over-long line, discarding up to its newline
+  std::size_t skipped_bytes = 0;
+  std::uint64_t lines_before = 0;  // lines handed over so far, for line numbers
+  boost::system::error_code ec;
+
   for (;;) {
     if (end == capacity) {
       if (begin > 0) {
@@ -192,10 +236,10 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
         begin = 0;
       }
     }
-    const std::size_t n = co_await conn->socket.async_read_some(
+    const std::size_t n = co_await stream.async_read_some(
         asio::buffer(buffer.get() + end, capacity - end),
         asio::redirect_error(asio::use_awaitable, ec));
-    if (n > 0) conn->last_activity_ns.store(SteadyNowNs());
+    if (n > 0) conn.last_activity_ns.store(SteadyNowNs());
     const std::size_t scan_from = end;
     end += n;
     if (skipping) {
@@ -205,7 +249,7 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
         begin = end = 0;
       } else {
         skipped_bytes += static_cast<std::size_t>(nl - (buffer.get() + begin)) + 1;
-        consumer->OverlongLine(++lines_before, skipped_bytes);
+        consumer.OverlongLine(++lines_before, skipped_bytes);
         begin = static_cast<std::size_t>(nl - buffer.get()) + 1;
         skipping = false;
       }
@@ -217,9 +261,9 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
       if (last_nl != nullptr) {
         const std::size_t stop = static_cast<std::size_t>(static_cast<const char*>(last_nl) - base) + 1;
         std::string_view lines(base + begin, stop - begin);
-        consumer->Consume(lines);
+        consumer.Consume(lines);
         // Time blocked on backpressure inside Consume() is not idleness of the client.
-        conn->last_activity_ns.store(SteadyNowNs());
+        conn.last_activity_ns.store(SteadyNowNs());
         lines_before += static_cast<std::uint64_t>(std::count(lines.begin(), lines.end(), '\n'));
         begin = stop;
       }
@@ -234,19 +278,10 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
     if (ec) break;  // EOF, reset, idle close or shutdown: the bytes read above are kept
   }
   if (!skipping && end > begin) {
-    consumer->Consume(std::string_view(buffer.get() + begin, end - begin));
+    consumer.Consume(std::string_view(buffer.get() + begin, end - begin));
   } else if (skipping) {
-    consumer->OverlongLine(lines_before + 1, skipped_bytes);
+    consumer.OverlongLine(lines_before + 1, skipped_bytes);
   }
-  consumer->Finish();
-  conn->done = true;
-  conn->socket.shutdown(tcp::socket::shutdown_both, ec);
-  conn->socket.close(ec);
-  {
-    std::lock_guard<std::mutex> lock(live_mu_);
-    live_.erase(id);
-  }
-  connections_.fetch_sub(1);
 }
 
 }  // namespace ingot

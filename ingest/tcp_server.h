@@ -12,6 +12,11 @@
 // lock active ones out; only when every connection is active is the new one refused. Accept
 // errors (out of descriptors) back off instead of spinning.
 //
+// TLS (`options.tls`, off by default): the listener then speaks only TLS. The read loop is a
+// template over the stream, so the plain path reads the socket directly as before (no virtual
+// call, no extra copy). A handshake must finish within 10 s; a failed one (a plaintext client,
+// say) is counted and logged (config/tls.h) and ends that connection only.
+//
 // Thread safety: Start/Stop from one thread; consumers run on the server's I/O threads, one
 // connection never concurrently with itself.
 #pragma once
@@ -30,6 +35,10 @@
 #include "config/listener.h"
 #include "config/options.h"
 #include "config/status.h"
+
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
 
 namespace ingot {
 
@@ -58,7 +67,8 @@ class TcpServer {
   TcpServer(const IngestOptions& options, LineConsumerFactory factory);
   ~TcpServer();
 
-  // Binds "host:port" (port 0 picks a free one) and starts the I/O threads.
+  // Binds "host:port" (port 0 picks a free one) and starts the I/O threads. With TLS configured,
+  // loads the certificate and key first: a problem with them is the error.
   Status Start(const std::string& listen, unsigned threads);
   // Stops accepting and reading; finishes every open connection's consumer; joins threads.
   void Stop();
@@ -69,11 +79,16 @@ class TcpServer {
   struct Connection;
   asio::awaitable<void> AcceptLoop();
   asio::awaitable<void> Session(asio::ip::tcp::socket socket, std::uint64_t id);
+  // Reads lines from `stream` (the connection's socket, or a TLS stream over it) into `consumer`
+  // until EOF, an error, the idle watchdog or Stop().
+  template <typename Stream>
+  asio::awaitable<void> ReadLines(Stream& stream, Connection& conn, LineConsumer& consumer);
   // Closes the connection idle longest, if one has been idle long enough; true if it did.
   bool EvictIdlest();
 
   const IngestOptions options_;
   LineConsumerFactory factory_;
+  std::unique_ptr<asio::ssl::context> tls_;  // null: plaintext
   asio::io_context io_;
   std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::thread> threads_;

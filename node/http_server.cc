@@ -5,10 +5,12 @@
 #include <exception>
 
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 
 #include "config/accept.h"
 #include "config/logging.h"
 #include "config/metrics.h"
+#include "config/tls.h"
 
 namespace ingot {
 namespace beast = boost::beast;
@@ -20,6 +22,13 @@ namespace {
 constexpr std::uint32_t kMaxHeaderBytes = 256 * 1024;
 // Connections answered 503 at the same time; past it an over-limit connection is just closed.
 constexpr int kMaxRefusing = 64;
+// A request refused for want of credentials has its body read and dropped when it declares at
+// most this much, so that the connection stays usable and the client reads the 401 (closing with
+// unread bytes would reset the connection, and the answer could be lost). Larger bodies are not
+// read: the answer says Connection: close.
+constexpr std::uint64_t kMaxDiscardedBodyBytes = 64 * 1024;
+// How long a TLS connection's close_notify exchange may take at the end.
+constexpr auto kTlsShutdownTimeout = std::chrono::seconds(1);
 
 struct ServerMetrics {
   Counter& refused = MetricsRegistry::Default().AddCounter(
@@ -32,6 +41,10 @@ struct ServerMetrics {
   Counter& accept_errors = MetricsRegistry::Default().AddCounter(
       "ingot_accept_errors_total", "Failed accepts (e.g. out of file descriptors).",
       "listener=\"http\"");
+  Counter& unauthorized = MetricsRegistry::Default().AddCounter(
+      "ingot_http_requests_unauthorized_total",
+      "HTTP requests answered 401: credentials missing or wrong ([auth]).");
+  RateLimiter unauthorized_log{1};
 };
 ServerMetrics& Metrics() {
   static ServerMetrics metrics;
@@ -50,16 +63,43 @@ HttpResponse PlainResponse(http::status status, std::string body) {
   return response;
 }
 
+std::string PeerOf(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  if (ec) return "unknown peer";
+  return remote.address().to_string() + ":" + std::to_string(remote.port());
+}
+
+// The end of a connection: a plain one stops sending; a TLS one says close_notify first (briefly:
+// the peer may be gone).
+asio::awaitable<void> EndConnection(beast::tcp_stream& stream) {
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  co_return;
+}
+
+asio::awaitable<void> EndConnection(beast::ssl_stream<beast::tcp_stream>& stream) {
+  boost::system::error_code ec;
+  if (beast::get_lowest_layer(stream).socket().is_open()) {
+    beast::get_lowest_layer(stream).expires_after(kTlsShutdownTimeout);
+    co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
 }  // namespace
 
 HttpServer::HttpServer(const HttpServerOptions& options, const HttpRouter& router)
-    : options_(options), router_(router) {
+    : options_(options), router_(router), auth_(options.auth) {
   Metrics();
 }
 
 HttpServer::~HttpServer() { Stop(); }
 
 Status HttpServer::Start(const std::string& listen) {
+  if (options_.tls.enabled()) {
+    INGOT_RETURN_IF_ERROR(MakeServerTlsContext(options_.tls, "query.tls", &tls_));
+  }
   INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "query.http_listen", "HTTP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   write_pool_ = std::make_unique<asio::thread_pool>(std::max(1u, options_.write_workers));
@@ -113,7 +153,7 @@ asio::awaitable<void> HttpServer::AcceptLoop() {
 
 asio::awaitable<void> HttpServer::Refuse(tcp::socket socket) {
   boost::system::error_code ec;
-  if (refusing_.fetch_add(1) < kMaxRefusing) {
+  if (refusing_.fetch_add(1) < kMaxRefusing && !tls_) {
     beast::tcp_stream stream(std::move(socket));
     HttpResponse response = PlainResponse(
         http::status::service_unavailable,
@@ -149,7 +189,28 @@ asio::awaitable<void> HttpServer::RunAs(HttpWork work, const std::function<void(
 }
 
 asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+  if (!tls_) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await Serve(stream);
+  } else {
+    const std::string peer = PeerOf(socket);
+    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls_);
+    beast::get_lowest_layer(stream).expires_after(std::chrono::milliseconds(options_.timeout_ms));
+    boost::system::error_code ec;
+    co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      HandshakeFailed("http", peer, ec);
+    } else {
+      co_await Serve(stream);
+    }
+  }
+  connections_.fetch_sub(1);
+}
+
+template <typename Stream>
+asio::awaitable<void> HttpServer::Serve(Stream& stream) {
+  auto& lowest = beast::get_lowest_layer(stream);
   // Beast reads at most what the buffer can hold beyond its contents (never less than 512
   // bytes, never more than 64 KiB). A flat buffer left to grow on demand stays at 512 bytes, so a
   // 2 MB body took ~4,000 reads, each a reactor round trip and a timer reset: reserve the most
@@ -161,10 +222,47 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(options_.max_request_bytes);
     parser.header_limit(kMaxHeaderBytes);
-    stream.expires_after(std::chrono::milliseconds(options_.idle_timeout_ms));
+    lowest.expires_after(std::chrono::milliseconds(options_.idle_timeout_ms));
     boost::system::error_code ec;
     co_await http::async_read_header(stream, buffer, parser,
                                      asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && auth_.enabled() && !HttpAuth::IsOpen(TargetPath(parser.get().target()))) {
+      const HttpAuth::Verdict verdict = auth_.Check(parser.get());
+      if (verdict != HttpAuth::Verdict::kAllowed) {
+        Metrics().unauthorized.Add();
+        std::uint64_t suppressed = 0;
+        if (Metrics().unauthorized_log.Allow(&suppressed)) {
+          Logger("http")->warn(
+              "{} {} from {} refused (401): {}{}", std::string(parser.get().method_string()),
+              std::string(TargetPath(parser.get().target())), PeerOf(lowest.socket()),
+              verdict == HttpAuth::Verdict::kMissing ? "no credentials" : "wrong credentials",
+              suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+        }
+        // A small body is read and dropped so that the connection can go on (see
+        // kMaxDiscardedBodyBytes); a large one is not read at all.
+        bool body_read = parser.is_done();
+        const auto length = parser.content_length();
+        if (!body_read && length && *length <= kMaxDiscardedBodyBytes &&
+            !beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+          lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+          co_await http::async_read(stream, buffer, parser,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+          body_read = !ec;
+        }
+        HttpReply reply;
+        auth_.Challenge(verdict, reply);
+        reply.response.version(parser.get().version());
+        reply.response.set(http::field::server, "ingot");
+        const bool keep_alive = body_read && parser.get().keep_alive() && !stopping_;
+        reply.response.keep_alive(keep_alive);
+        reply.response.prepare_payload();
+        lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+        co_await http::async_write(stream, reply.response,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+        if (ec || !keep_alive) break;
+        continue;
+      }
+    }
     // The body's share of the in-flight budget, taken before the body is read.
     std::uint64_t reserved = 0;
     if (!ec && !parser.is_done()) {
@@ -181,7 +279,7 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
                   std::to_string(options_.max_inflight_body_bytes) +
                   " bytes (query.max_inflight_request_bytes); retry\n");
           response.set(http::field::retry_after, "1");
-          stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+          lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
           co_await http::async_write(stream, response,
                                      asio::redirect_error(asio::use_awaitable, ec));
           break;
@@ -191,12 +289,12 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
         const auto expect = parser.get()[http::field::expect];
         if (beast::iequals(expect, "100-continue")) {
           static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-          stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+          lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
           co_await asio::async_write(stream, asio::buffer(kContinue.data(), kContinue.size()),
                                      asio::redirect_error(asio::use_awaitable, ec));
         }
         if (!ec) {
-          stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+          lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
           co_await http::async_read(stream, buffer, parser,
                                     asio::redirect_error(asio::use_awaitable, ec));
         }
@@ -225,7 +323,7 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
         response = PlainResponse(http::status::bad_request,
                                  "malformed HTTP request: " + ec.message() + "\n");
       }
-      stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+      lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
       co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
       break;
     }
@@ -243,7 +341,7 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
     ReleaseBody(reserved);
     reserved = 0;
     const bool keep_alive = reply.response.keep_alive() && !stopping_;
-    stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+    lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
     if (!reply.stream) {
       reply.response.keep_alive(keep_alive);
       reply.response.prepare_payload();
@@ -264,7 +362,7 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
         chunk.clear();
         co_await RunAs(work, [&] { more = reply.stream(&chunk); });
         if (!chunk.empty()) {
-          stream.expires_after(std::chrono::milliseconds(options_.timeout_ms));
+          lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
           co_await asio::async_write(stream, http::make_chunk(asio::buffer(chunk)),
                                      asio::redirect_error(asio::use_awaitable, ec));
         }
@@ -277,9 +375,7 @@ asio::awaitable<void> HttpServer::Session(tcp::socket socket) {
     in_flight_.fetch_sub(1);
     if (ec || !keep_alive) break;
   }
-  boost::system::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  connections_.fetch_sub(1);
+  co_await EndConnection(stream);
 }
 
 }  // namespace ingot

@@ -14,6 +14,13 @@
 //   does not fit gets 503 with Retry-After before its body is read (clients retry 503);
 // - keep-alive idle timeout and a per-request I/O timeout.
 //
+// Security, both off by default: with `auth` configured every request but `/ping` and `/health`
+// must carry credentials (node/http_auth.h), checked here once after the request head is read,
+// before its body is read or a route runs: 401 otherwise. With `tls` configured the listener
+// speaks only TLS; a failed handshake (a plaintext client, say) is counted and logged
+// (config/tls.h) and closes that connection only. Over the connection limit a TLS connection is
+// closed without the 503 (the answer would need a handshake first).
+//
 // Thread safety: Start/Stop from one thread; handlers run concurrently.
 #pragma once
 
@@ -27,7 +34,13 @@
 #include "config/asio.h"
 #include "config/http.h"
 #include "config/listener.h"
+#include "config/options.h"
 #include "config/status.h"
+#include "node/http_auth.h"
+
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
 
 namespace ingot {
 
@@ -40,6 +53,8 @@ struct HttpServerOptions {
   std::uint64_t max_inflight_body_bytes = 256ull << 20; // all bodies being read or handled
   std::uint32_t idle_timeout_ms = 60'000;
   std::uint32_t timeout_ms = 30'000;
+  TlsOptions tls;    // off unless a certificate is set
+  AuthOptions auth;  // off unless a token or a user is set (secrets already read)
 };
 
 class HttpServer {
@@ -48,6 +63,7 @@ class HttpServer {
   ~HttpServer();
 
   // Binds "host:port" (port 0 picks a free one) and starts the I/O threads and worker pools.
+  // With TLS configured, loads the certificate and key first: a problem with them is the error.
   Status Start(const std::string& listen);
   // Stops accepting, lets in-flight requests finish for a short grace period, waits for running
   // handlers, joins threads.
@@ -57,7 +73,11 @@ class HttpServer {
 
  private:
   asio::awaitable<void> AcceptLoop();
+  // Handshakes when TLS is on, then serves requests with Serve.
   asio::awaitable<void> Session(asio::ip::tcp::socket socket);
+  // The request loop over a plain (beast::tcp_stream) or TLS (beast::ssl_stream) stream.
+  template <typename Stream>
+  asio::awaitable<void> Serve(Stream& stream);
   // Answers 503 to a connection over the limit, then closes it.
   asio::awaitable<void> Refuse(asio::ip::tcp::socket socket);
   // Runs `fn` where `work` says; the calling coroutine waits on its own strand meanwhile.
@@ -67,6 +87,8 @@ class HttpServer {
 
   const HttpServerOptions options_;
   const HttpRouter& router_;
+  const HttpAuth auth_;
+  std::unique_ptr<asio::ssl::context> tls_;  // null: plaintext
   asio::io_context io_;
   std::unique_ptr<asio::ip::tcp::acceptor> acceptor_;
   std::vector<std::thread> threads_;

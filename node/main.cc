@@ -174,6 +174,14 @@ int Run(int argc, char** argv) {
   http_options.max_inflight_body_bytes = options.query.max_inflight_request_bytes;
   http_options.idle_timeout_ms = options.query.idle_timeout_ms;
   http_options.timeout_ms = options.query.timeout_ms;
+  http_options.tls = options.query.tls;
+  http_options.auth = options.auth;
+  if (options.auth.enabled() && !options.ingest.tcp_listen.empty()) {
+    // Line protocol over TCP has no place for credentials.
+    log->warn("[auth] protects HTTP only: line protocol on ingest.tcp_listen = {} is accepted "
+              "without credentials (set it to \"\" to turn that listener off)",
+              options.ingest.tcp_listen);
+  }
   HttpServer http_server(http_options, router);
   MetricsRegistry::Default().AddCallbackGauge(
       "ingot_http_connections", "Open HTTP connections.",

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "config/metrics.h"
 #include "config/status.h"
@@ -149,6 +150,79 @@ TEST(ConfigLoader, MissingFileIsIOError) {
   Status st = LoadOptions("/nonexistent/ingot.toml", {}, &options);
   EXPECT_TRUE(st.IsIOError());
   EXPECT_NE(std::string(st.message()).find("/nonexistent/ingot.toml"), std::string::npos);
+}
+
+TEST(ConfigLoader, SecurityIsOffByDefault) {
+  Options options;
+  ASSERT_TRUE(LoadOptions("", {}, &options).ok());
+  EXPECT_FALSE(options.auth.enabled());
+  EXPECT_FALSE(options.query.tls.enabled());
+  EXPECT_FALSE(options.ingest.tls.enabled());
+  EXPECT_EQ(options.query.tls.min_version, "1.2");
+}
+
+TEST(ConfigLoader, TlsAndAuthKeysApply) {
+  Options options;
+  Status st = LoadOptions("", {"query.tls_cert_file=/c.pem", "query.tls_key_file=/k.pem",
+                               "query.tls_min_version=1.3", "ingest.tls_cert_file=/c2.pem",
+                               "ingest.tls_key_file=/k2.pem", "auth.token=abc",
+                               "auth.username=u", "auth.password=p"},
+                          &options);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(options.query.tls.cert_file, "/c.pem");
+  EXPECT_EQ(options.query.tls.key_file, "/k.pem");
+  EXPECT_EQ(options.query.tls.min_version, "1.3");
+  EXPECT_EQ(options.ingest.tls.cert_file, "/c2.pem");
+  EXPECT_EQ(options.ingest.tls.min_version, "1.2");
+  EXPECT_EQ(options.auth.token, "abc");
+  EXPECT_TRUE(options.auth.enabled());
+}
+
+TEST(ConfigLoader, SecretFilesAreReadWithoutTheirLineBreak) {
+  const std::string token_path = ::testing::TempDir() + "/ingot_token_test";
+  const std::string password_path = ::testing::TempDir() + "/ingot_password_test";
+  std::ofstream(token_path) << "tok en\n";
+  std::ofstream(password_path) << "pw\r\n";
+  Options options;
+  Status st = LoadOptions("", {"auth.token_file=" + token_path, "auth.username=u",
+                               "auth.password_file=" + password_path},
+                          &options);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(options.auth.token, "tok en");
+  EXPECT_EQ(options.auth.password, "pw");
+  std::remove(token_path.c_str());
+  std::remove(password_path.c_str());
+}
+
+TEST(ConfigLoader, SecuritySettingsThatDoNotFitAreRefused) {
+  const std::string empty_path = ::testing::TempDir() + "/ingot_empty_secret_test";
+  const std::string two_lines = ::testing::TempDir() + "/ingot_two_line_secret_test";
+  std::ofstream(empty_path) << "\n";
+  std::ofstream(two_lines) << "a\nb\n";
+  struct Case {
+    std::vector<std::string> overrides;
+    const char* message_part;
+  } cases[] = {
+      {{"query.tls_cert_file=/c.pem"}, "query.tls_key_file"},
+      {{"ingest.tls_key_file=/k.pem"}, "ingest.tls_cert_file"},
+      {{"query.tls_min_version=1.1"}, "query.tls_min_version"},
+      {{"auth.username=u"}, "auth.password"},
+      {{"auth.password=p"}, "auth.username"},
+      {{"auth.username=a:b", "auth.password=p"}, "':'"},
+      {{"auth.token=a", "auth.token_file=" + empty_path}, "both set"},
+      {{"auth.token_file=/nonexistent/token"}, "/nonexistent/token"},
+      {{"auth.token_file=" + empty_path}, "is empty"},
+      {{"auth.token_file=" + two_lines}, "more than one line"},
+  };
+  for (const auto& c : cases) {
+    Options options;
+    Status st = LoadOptions("", c.overrides, &options);
+    ASSERT_FALSE(st.ok()) << c.overrides[0];
+    EXPECT_NE(std::string(st.message()).find(c.message_part), std::string::npos)
+        << st.ToString();
+  }
+  std::remove(empty_path.c_str());
+  std::remove(two_lines.c_str());
 }
 
 TEST(Durations, ParseUnits) {

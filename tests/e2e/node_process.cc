@@ -154,6 +154,7 @@ HttpResult Request(unsigned short port, http::verb verb, const std::string& targ
     result.body = std::move(res.body());
     auto it = res.find(http::field::content_type);
     if (it != res.end()) result.content_type = std::string(it->value());
+    result.www_authenticate = std::string(res[http::field::www_authenticate]);
     beast::error_code ec;
     stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   } catch (const std::exception& e) {
@@ -163,8 +164,9 @@ HttpResult Request(unsigned short port, http::verb verb, const std::string& targ
 }
 }  // namespace
 
-HttpResult HttpGet(unsigned short port, const std::string& target) {
-  return Request(port, http::verb::get, target, "", "", {});
+HttpResult HttpGet(unsigned short port, const std::string& target,
+                   const std::vector<std::pair<std::string, std::string>>& headers) {
+  return Request(port, http::verb::get, target, "", "", headers);
 }
 
 HttpResult HttpPost(unsigned short port, const std::string& target, const std::string& body,
@@ -213,6 +215,7 @@ HttpResult HttpConnection::Read() {
   result.body = std::move(res.body());
   result.content_type = std::string(res[http::field::content_type]);
   result.retry_after = std::string(res[http::field::retry_after]);
+  result.www_authenticate = std::string(res[http::field::www_authenticate]);
   return result;
 }
 

@@ -56,6 +56,7 @@ struct HttpResult {
   std::string body;
   std::string content_type;
   std::string retry_after;
+  std::string www_authenticate;  // the first challenge
   std::string error;
 };
 
@@ -84,7 +85,8 @@ class HttpConnection {
   bool connected_ = false;
 };
 
-HttpResult HttpGet(unsigned short port, const std::string& target);
+HttpResult HttpGet(unsigned short port, const std::string& target,
+                   const std::vector<std::pair<std::string, std::string>>& headers = {});
 HttpResult HttpPost(unsigned short port, const std::string& target, const std::string& body,
                     const std::string& content_type = "text/plain",
                     const std::vector<std::pair<std::string, std::string>>& headers = {});
