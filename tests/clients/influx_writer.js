@@ -5,6 +5,8 @@
 // (see common.js).
 //
 // usage: node influx_writer.js <port> <rows>     (NODE_PATH must hold the installed modules)
+// INGOT_INFLUX_USERNAME and INGOT_INFLUX_PASSWORD, when set, are the client's credentials (it
+// sends them as the u and p URL parameters).
 const Influx = require('influx');
 const { makeRandom, makeRecorder, parseArgs } = require('./common');
 
@@ -17,6 +19,10 @@ async function main() {
     port,
     protocol: 'http',
     database: 'ingot',
+    ...(process.env.INGOT_INFLUX_USERNAME === undefined ? {} : {
+      username: process.env.INGOT_INFLUX_USERNAME,
+      password: process.env.INGOT_INFLUX_PASSWORD,
+    }),
     schema: [{
       measurement: 'sensors',
       fields: {

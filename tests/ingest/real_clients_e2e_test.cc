@@ -77,12 +77,14 @@ std::string ShellQuote(const std::string& s) {
   return ::testing::AssertionSuccess();
 }
 
-// Runs `node <script> <port> <rows>`; its stdout (the record of what it sent) goes to `*record`.
+// Runs `node <script> <port> <rows>` with the `env` assignments ("K=V K2=V2"); its stdout (the
+// record of what it sent) goes to `*record`.
 ::testing::AssertionResult RunWriter(const std::string& script, unsigned short port, int rows,
-                                     const std::string& scratch, std::string* record) {
+                                     const std::string& scratch, std::string* record,
+                                     const std::string& env = "") {
   const std::string out = scratch + "/" + script + ".out";
   const std::string err = scratch + "/" + script + ".err";
-  const std::string command = "cd " + ShellQuote(kClientsDir) + " && NODE_PATH=" +
+  const std::string command = "cd " + ShellQuote(kClientsDir) + " && " + env + " NODE_PATH=" +
                               ShellQuote(kNpmDir + "/node_modules") + " node " + script + " " +
                               std::to_string(port) + " " + std::to_string(rows) + " > " +
                               ShellQuote(out) + " 2> " + ShellQuote(err);
@@ -159,9 +161,9 @@ class RealClients : public ::testing::Test {
   }
 
   // Runs `script` against `port` and records what it sent.
-  void RunClient(const std::string& script, unsigned short port) {
+  void RunClient(const std::string& script, unsigned short port, const std::string& env = "") {
     std::string record;
-    ASSERT_TRUE(RunWriter(script, port, kRows, dir_.path(), &record));
+    ASSERT_TRUE(RunWriter(script, port, kRows, dir_.path(), &record, env));
     ASSERT_TRUE(ParseRecord(record, &expected_, &values_));
     ASSERT_EQ(values_, 3u * kRows);
   }
@@ -205,6 +207,26 @@ TEST_F(RealClients, InfluxClientOverHttpWrite) {
   EXPECT_EQ(Metric(http, "ingot_points_accepted_total"), static_cast<double>(values_));
   EXPECT_EQ(Metric(http, "ingot_http_write_errors_total"), 0);
   ExpectReadBackExactly();
+}
+
+// The influx client with a user and password ([auth]): sent as u/p URL parameters, accepted;
+// a wrong password fails the client's writes with 401 and stores nothing.
+TEST_F(RealClients, InfluxClientWithCredentialsOverHttpWrite) {
+  ASSERT_EQ(node_->Stop(SIGTERM), 0) << node_->log();  // the fixture's node has no [auth]
+  node_ = std::make_unique<NodeProcess>(
+      data_dir_, std::vector<std::string>{"--set", "ingest.shards=2", "--set",
+                                          "ingest.string_fields=drop", "--set",
+                                          "auth.username=influx", "--set",
+                                          "auth.password=se cret&p=x"});
+  ASSERT_TRUE(node_->ok()) << node_->log();
+  std::string refused;
+  EXPECT_FALSE(RunWriter("influx_writer.js", node_->http_port(), 10, dir_.path(), &refused,
+                         "INGOT_INFLUX_USERNAME=influx INGOT_INFLUX_PASSWORD=wrong"));
+  ASSERT_NO_FATAL_FAILURE(RunClient("influx_writer.js", node_->http_port(),
+                                    "INGOT_INFLUX_USERNAME=influx "
+                                    "INGOT_INFLUX_PASSWORD='se cret&p=x'"));
+  ASSERT_EQ(node_->Stop(SIGTERM), 0) << node_->log();
+  EXPECT_TRUE(StoredExactly(data_dir_, expected_));  // the refused writes left nothing
 }
 
 }  // namespace
