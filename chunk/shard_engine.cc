@@ -70,7 +70,7 @@ ShardEngine::ShardEngine(int shard_id, int shard_count, const StorageOptions& op
 ShardEngine::~ShardEngine() { (void)Close(); }
 
 Status ShardEngine::StartWal(const std::string& dir, std::uint64_t first_seq) {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   return Wal::Open(dir, policy_, first_seq, &wal_);
 }
 
@@ -80,7 +80,7 @@ Status ShardEngine::Append(std::span<const PointRecord> batch,
   if (result == nullptr) result = &local;
   *result = AppendResult{};
   if (batch.empty() && definitions.empty()) return Status::OK();
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (!failed_.ok()) return failed_;
   if (closed_ || !wal_) return Status::IOError("shard " + std::to_string(shard_id_) + " closed");
   for (const PointRecord& p : batch) {
@@ -104,7 +104,7 @@ Status ShardEngine::Append(std::span<const PointRecord> batch,
 }
 
 Status ShardEngine::Replay(std::span<const PointRecord> batch, AppendResult* result) {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   return Apply(batch, result);
 }
 
@@ -217,7 +217,7 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
       options_.late_max_age_s > 0
           ? std::max(cutoff_ns, clock_.NowNs() - options_.late_max_age_s * 1'000'000'000)
           : cutoff_ns;
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   seal_batch_.Clear();
   late_seals_pending_ = 0;
   for (const PointRecord& p : batch) {
@@ -336,16 +336,16 @@ Status ShardEngine::FlushLateLocked() {
 }
 
 Status ShardEngine::FlushLateIfOver(std::size_t max_points) {
-  std::lock_guard wlock(write_mu_);
+  MutexLock wlock(write_mu_);
   if (closed_ || !failed_.ok()) return Status::OK();
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   if (late_points_ <= max_points) return Status::OK();
   return FlushLateLocked();
 }
 
 void ShardEngine::ReadLateHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                                std::vector<LatePoint>* out, ValueType* type) const {
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   const auto it = late_heads_.find(sid);
   if (it == late_heads_.end()) return;
   const HeadBuffer& late = it->second;
@@ -360,7 +360,7 @@ void ShardEngine::ReadLateHead(SeriesId sid, std::int64_t start_ns, std::int64_t
 }
 
 bool ShardEngine::ClearLateIfQuiet(SeriesId sid, std::uint64_t seals_before) {
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   if (late_seals_.load(std::memory_order_acquire) != seals_before) return false;
   if (late_heads_.contains(sid)) return false;
   late_.Clear(sid);
@@ -368,7 +368,7 @@ bool ShardEngine::ClearLateIfQuiet(SeriesId sid, std::uint64_t seals_before) {
 }
 
 std::size_t ShardEngine::late_points() const {
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   return late_points_;
 }
 
@@ -377,7 +377,7 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
                              std::int64_t* head_first_ts_ns) const {
   ts->clear();
   values->clear();
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   const Slot* slot = FindLocked(sid);
   if (slot == nullptr || slot->head.empty()) {
     if (head_first_ts_ns != nullptr) *head_first_ts_ns = std::numeric_limits<std::int64_t>::max();
@@ -399,7 +399,7 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
 }
 
 Status ShardEngine::PersistHeads() {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   return PersistHeadsLocked();
 }
 
@@ -409,10 +409,12 @@ Status ShardEngine::PersistHeadsLocked() {
   INGOT_RETURN_IF_ERROR(index_.FlushDefinitions(/*sync=*/true));
   rocksdb::WriteBatch batch;
   {
-    std::lock_guard lock(heads_mu_);
+    MutexLock lock(heads_mu_);
     // Late buffers become late chunks; the synced write below makes them durable with the heads.
     INGOT_RETURN_IF_ERROR(FlushLateLocked());
     ForEachLiveLocked([&](SeriesId sid, Slot& slot) {
+      heads_mu_.AssertHeld();  // held around the loop (the analysis does not
+                               // enter lambdas)
       HeadBuffer& head = slot.head;
       if (!slot.dirty) {
         head.ReleaseMemoryIfEmpty();
@@ -438,7 +440,7 @@ Status ShardEngine::PersistHeadsLocked() {
   if (!rs.ok()) {
     // The heads are still in memory: mark them for the next checkpoint, which Recover() runs.
     {
-      std::lock_guard lock(heads_mu_);
+      MutexLock lock(heads_mu_);
       ForEachLiveLocked([](SeriesId, Slot& slot) { slot.dirty = true; });
     }
     failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": checkpoint heads");
@@ -451,12 +453,12 @@ Status ShardEngine::PersistHeadsLocked() {
 }
 
 bool ShardEngine::failed() const {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   return !failed_.ok();
 }
 
 Status ShardEngine::Recover() {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (failed_.ok() || closed_) return Status::OK();
   // A failed write puts RocksDB itself in a read-only state until its error is cleared.
   rocksdb::Status rs = store_.db()->Resume();
@@ -495,13 +497,13 @@ Status ShardEngine::CheckpointLocked() {
 }
 
 Status ShardEngine::Checkpoint() {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (closed_) return Status::OK();
   return CheckpointLocked();
 }
 
 Status ShardEngine::CheckpointIfDue() {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (closed_ || !wal_ || !failed_.ok() || wal_->bytes_since_roll() == 0) return Status::OK();
   const std::int64_t age_ns = SteadyNowNs() - last_checkpoint_steady_ns_;
   if (wal_->bytes_since_roll() >= options_.wal_max_bytes ||
@@ -516,7 +518,7 @@ Status ShardEngine::SyncWal() {
   // not stall the writer.
   Wal* wal;
   {
-    std::lock_guard lock(write_mu_);
+    MutexLock lock(write_mu_);
     if (closed_ || !wal_) return Status::OK();
     wal = wal_.get();
   }
@@ -524,7 +526,7 @@ Status ShardEngine::SyncWal() {
 }
 
 Status ShardEngine::Close() {
-  std::lock_guard lock(write_mu_);
+  MutexLock lock(write_mu_);
   if (closed_) return Status::OK();
   closed_ = true;
   if (!wal_) return Status::OK();
@@ -539,12 +541,12 @@ Status ShardEngine::Close() {
 }
 
 std::size_t ShardEngine::head_series() const {
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   return live_heads_;
 }
 
 std::size_t ShardEngine::head_points() const {
-  std::lock_guard lock(heads_mu_);
+  MutexLock lock(heads_mu_);
   std::size_t n = 0;
   const_cast<ShardEngine*>(this)->ForEachLiveLocked(
       [&](SeriesId, const Slot& slot) { n += slot.head.size(); });

@@ -35,7 +35,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -54,6 +53,7 @@
 #include "config/clock.h"
 #include "config/options.h"
 #include "config/status.h"
+#include "config/thread_annotations.h"
 
 namespace ingot {
 
@@ -153,26 +153,29 @@ class ShardEngine {
   // them: no hash table and no node per series.
   static constexpr std::size_t kSlotsPerPage = 4096;
 
-  Status Apply(std::span<const PointRecord> batch, AppendResult* result);
-  Slot* FindLocked(SeriesId sid) const;
-  Slot* FindOrCreateLocked(SeriesId sid, ValueType type);
+  // Names ending in Locked need the lock their annotation states.
+  Status Apply(std::span<const PointRecord> batch, AppendResult* result) REQUIRES(write_mu_)
+      EXCLUDES(heads_mu_);
+  Slot* FindLocked(SeriesId sid) const REQUIRES(heads_mu_);
+  Slot* FindOrCreateLocked(SeriesId sid, ValueType type) REQUIRES(heads_mu_);
   template <typename Fn>
-  void ForEachLiveLocked(Fn&& fn);
-  void SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns, AppendResult* result);
-  // Encodes the oldest `n` points of `buffer` not older than `cutoff_ns` into seal_buffer_;
-  // returns the bytes (0 when every one expired) and the points encoded in *live_points.
+  void ForEachLiveLocked(Fn&& fn) REQUIRES(heads_mu_);
+  void SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns, AppendResult* result)
+      REQUIRES(heads_mu_);
+  // Encodes the oldest `n` points of `buffer` not older than `cutoff_ns` into seal_buffer_; returns
+  // the bytes (0 when every one expired) and the points encoded in *live_points.
   std::size_t EncodeOldestLocked(HeadBuffer& buffer, std::size_t n, std::int64_t cutoff_ns,
-                                 ChunkHeader* h, std::size_t* live_points);
-  void InsertLateLocked(const PointRecord& p, std::int64_t cutoff_ns);
+                                 ChunkHeader* h, std::size_t* live_points) REQUIRES(heads_mu_);
+  void InsertLateLocked(const PointRecord& p, std::int64_t cutoff_ns) REQUIRES(heads_mu_);
   // Writes the oldest `n` points of a late buffer as a late chunk into `batch`.
   void SealLateLocked(SeriesId sid, HeadBuffer& late, std::size_t n, std::int64_t cutoff_ns,
-                      rocksdb::WriteBatch& batch);
-  // Writes every late buffer as late chunks and drops the buffers (heads_mu_ held throughout,
-  // so readers see each point in a buffer or in a chunk).
-  Status FlushLateLocked();
+                      rocksdb::WriteBatch& batch) REQUIRES(heads_mu_);
+  // Writes every late buffer as late chunks and drops the buffers (heads_mu_ held throughout, so
+  // readers see each point in a buffer or in a chunk).
+  Status FlushLateLocked() REQUIRES(write_mu_, heads_mu_);
   std::int64_t RetentionCutoffNs() const;
-  Status PersistHeadsLocked();
-  Status CheckpointLocked();
+  Status PersistHeadsLocked() REQUIRES(write_mu_) EXCLUDES(heads_mu_);
+  Status CheckpointLocked() REQUIRES(write_mu_) EXCLUDES(heads_mu_);
 
   const int shard_id_;
   const int shard_count_;
@@ -183,25 +186,27 @@ class ShardEngine {
   LateSet& late_;
   const Clock& clock_;
 
-  mutable std::mutex write_mu_;  // serializes Append, Checkpoint, Close
-  std::unique_ptr<Wal> wal_;
-  std::vector<std::uint8_t> wal_payload_;
-  Status failed_;
-  bool closed_ = false;
-  std::int64_t last_checkpoint_steady_ns_ = 0;
+  // Lock order: write_mu_ before heads_mu_.
+  mutable Mutex write_mu_;  // serializes Append, Checkpoint, Close
+  std::unique_ptr<Wal> wal_ GUARDED_BY(write_mu_);
+  std::vector<std::uint8_t> wal_payload_ GUARDED_BY(write_mu_);
+  Status failed_ GUARDED_BY(write_mu_);
+  bool closed_ GUARDED_BY(write_mu_) = false;
+  std::int64_t last_checkpoint_steady_ns_ GUARDED_BY(write_mu_) = 0;
+  // Chunks a failed write could not store, and the late chunks among them.
+  rocksdb::WriteBatch unwritten_ GUARDED_BY(write_mu_);
+  std::uint64_t unwritten_late_seals_ GUARDED_BY(write_mu_) = 0;
 
-  mutable std::mutex heads_mu_;  // guards heads_, writes of seal_buffer_ and ws_
-  std::vector<std::unique_ptr<Slot[]>> heads_;
-  std::size_t live_heads_ = 0;
-  std::vector<std::uint8_t> seal_buffer_;
-  std::unique_ptr<codec::Workspace> ws_;
-  rocksdb::WriteBatch seal_batch_;  // reused per Append
-  std::unordered_map<SeriesId, HeadBuffer> late_heads_;  // series with late points, by id
-  std::size_t late_points_ = 0;                          // points in late_heads_
-  std::uint64_t late_seals_pending_ = 0;                 // late chunks in seal_batch_
-  // Chunks a failed write could not store (guarded by write_mu_), and the late chunks among them.
-  rocksdb::WriteBatch unwritten_;
-  std::uint64_t unwritten_late_seals_ = 0;
+  mutable Mutex heads_mu_;  // readers take only this one
+  std::vector<std::unique_ptr<Slot[]>> heads_ GUARDED_BY(heads_mu_);
+  std::size_t live_heads_ GUARDED_BY(heads_mu_) = 0;
+  std::vector<std::uint8_t> seal_buffer_ GUARDED_BY(heads_mu_);
+  std::unique_ptr<codec::Workspace> ws_ GUARDED_BY(heads_mu_);
+  rocksdb::WriteBatch seal_batch_ GUARDED_BY(heads_mu_);  // reused per Append
+  // Series with late points, by id.
+  std::unordered_map<SeriesId, HeadBuffer> late_heads_ GUARDED_BY(heads_mu_);
+  std::size_t late_points_ GUARDED_BY(heads_mu_) = 0;           // points in late_heads_
+  std::uint64_t late_seals_pending_ GUARDED_BY(heads_mu_) = 0;  // late chunks in seal_batch_
   std::atomic<std::uint64_t> late_seals_{0};
 };
 

@@ -142,7 +142,7 @@ Status Wal::CreateSegmentFile(std::uint64_t seq, int* out_fd) {
 }
 
 void Wal::Install(int fd, std::uint64_t seq) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fd_ = fd;
   seq_ = seq;
   file_bytes_ = kWalFileHeaderBytes;
@@ -174,7 +174,7 @@ Status Wal::Append(std::span<const std::uint8_t> payload) {
                          {const_cast<std::uint8_t*>(payload.data()), payload.size()}};
   int fd;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!sync_error_.ok()) return sync_error_;
     if (fd_ < 0) return Status::IOError("WAL '" + dir_ + "' is closed");
     fd = fd_;
@@ -196,13 +196,13 @@ Status Wal::Append(std::span<const std::uint8_t> payload) {
   if (policy_ == WalSyncPolicy::kAlways) {
     // Only this writer closes fd_, so it stays valid outside the lock.
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       dirty_ = false;
     }
     Status st = SyncFd(fd, seq_);
     if (!st.ok()) {
       Metrics().write_errors->Add();
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       sync_error_ = st;
       return st;
     }
@@ -214,7 +214,7 @@ Status Wal::SyncIfDirty() {
   int fd;
   std::uint64_t seq;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!dirty_ || fd_ < 0 || syncing_) return Status::OK();
     fd = fd_;
     seq = seq_;
@@ -222,21 +222,24 @@ Status Wal::SyncIfDirty() {
     syncing_ = true;
   }
   Status st = SyncFd(fd, seq);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   syncing_ = false;
   if (!st.ok()) {
     Metrics().write_errors->Add();
     sync_error_ = st;
   }
-  sync_done_.notify_all();
+  sync_done_.NotifyAll();
   return st;
 }
 
 Status Wal::CloseCurrent() {
   int fd;
   {
-    std::unique_lock lock(mu_);
-    sync_done_.wait(lock, [this] { return !syncing_; });
+    MutexLock lock(mu_);
+    sync_done_.Wait(lock, [this] {
+      mu_.AssertHeld();
+      return !syncing_;
+    });
     fd = fd_;
     fd_ = -1;
   }

@@ -18,7 +18,6 @@
 // thread. A failed background sync is sticky: the next Append returns it.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "config/status.h"
+#include "config/thread_annotations.h"
 
 namespace ingot {
 
@@ -87,12 +87,14 @@ class Wal {
   std::uint64_t bytes_since_roll_ = 0;
   std::uint64_t file_bytes_ = 0;
 
-  std::mutex mu_;  // guards fd_, dirty_, syncing_, sync_error_ against the background syncer
-  std::condition_variable sync_done_;
-  int fd_ = -1;
-  bool dirty_ = false;
-  bool syncing_ = false;
-  Status sync_error_;
+  // The writer (Append, Roll, Close: one thread at a time, the shard's) owns the fields above; the
+  // background syncer shares these with it.
+  Mutex mu_;
+  CondVar sync_done_;
+  int fd_ GUARDED_BY(mu_) = -1;
+  bool dirty_ GUARDED_BY(mu_) = false;
+  bool syncing_ GUARDED_BY(mu_) = false;
+  Status sync_error_ GUARDED_BY(mu_);
 };
 
 // Segments in `dir` sorted by number; an absent directory is empty.

@@ -5,32 +5,35 @@
 
 namespace ingot::ingest {
 namespace {
-std::mutex g_live_mu;
-ShardSet* g_live = nullptr;  // the set the queue-depth gauges read
-int g_registered_shards = 0;
+Mutex g_live_mu;
+ShardSet* g_live GUARDED_BY(g_live_mu) = nullptr;  // the set the queue-depth gauges read
+int g_registered_shards GUARDED_BY(g_live_mu) = 0;
 }  // namespace
 
 void Completion::Done(const AppendResult& result, const Status& status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   accepted_ += result.accepted;
   rejected_ += result.rejected();
   if (!status.ok() && first_error_.ok()) first_error_ = status;
-  if (--pending_ == 0) cv_.notify_all();
+  if (--pending_ == 0) cv_.NotifyAll();
 }
 
 Status Completion::Wait() {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [this] { return pending_ == 0; });
+  MutexLock lock(mu_);
+  cv_.Wait(lock, [this] {
+    mu_.AssertHeld();
+    return pending_ == 0;
+  });
   return first_error_;
 }
 
 std::uint64_t Completion::accepted() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return accepted_;
 }
 
 std::uint64_t Completion::rejected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return rejected_;
 }
 
@@ -45,7 +48,7 @@ void ShardSet::Start() {
   for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
     shards_[static_cast<std::size_t>(i)]->thread = std::thread([this, i] { Run(i); });
   }
-  std::lock_guard<std::mutex> lock(g_live_mu);
+  MutexLock lock(g_live_mu);
   g_live = this;
   // The gauges are registered once per process and read whichever set is live.
   while (g_registered_shards < static_cast<int>(shards_.size())) {
@@ -53,7 +56,7 @@ void ShardSet::Start() {
     MetricsRegistry::Default().AddCallbackGauge(
         "ingot_shard_queue_depth", "Batches waiting in each shard's queue.",
         [i] {
-          std::lock_guard<std::mutex> live_lock(g_live_mu);
+          MutexLock live_lock(g_live_mu);
           if (g_live == nullptr || i >= g_live->shard_count()) return 0.0;
           return static_cast<double>(g_live->queue_depth(i));
         },
@@ -63,13 +66,13 @@ void ShardSet::Start() {
 
 void ShardSet::Stop() {
   {
-    std::lock_guard<std::mutex> lock(g_live_mu);
+    MutexLock lock(g_live_mu);
     if (g_live == this) g_live = nullptr;
   }
   for (auto& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard->mu);
+    MutexLock lock(shard->mu);
     stopping_ = true;
-    shard->not_empty.notify_all();
+    shard->not_empty.NotifyAll();
   }
   for (auto& shard : shards_) {
     if (shard->thread.joinable()) shard->thread.join();
@@ -78,7 +81,7 @@ void ShardSet::Stop() {
 
 std::unique_ptr<Batch> ShardSet::Acquire() {
   {
-    std::lock_guard<std::mutex> lock(pool_mu_);
+    MutexLock lock(pool_mu_);
     if (!pool_.empty()) {
       auto batch = std::move(pool_.back());
       pool_.pop_back();
@@ -94,7 +97,7 @@ void ShardSet::Release(std::unique_ptr<Batch> batch) {
   batch->points.clear();
   batch->definitions.clear();
   batch->completion = nullptr;
-  std::lock_guard<std::mutex> lock(pool_mu_);
+  MutexLock lock(pool_mu_);
   pool_.push_back(std::move(batch));
 }
 
@@ -105,15 +108,18 @@ void ShardSet::Submit(int shard_index, std::unique_ptr<Batch> batch) {
   }
   if (batch->completion != nullptr) batch->completion->Add();
   Shard& shard = *shards_[static_cast<std::size_t>(shard_index)];
-  std::unique_lock<std::mutex> lock(shard.mu);
-  shard.not_full.wait(lock, [&] { return shard.queue.size() < queue_batches_; });
+  MutexLock lock(shard.mu);
+  shard.not_full.Wait(lock, [&] {
+    shard.mu.AssertHeld();
+    return shard.queue.size() < queue_batches_;
+  });
   shard.queue.push_back(std::move(batch));
-  shard.not_empty.notify_one();
+  shard.not_empty.NotifyOne();
 }
 
 std::size_t ShardSet::queue_depth(int shard_index) const {
   Shard& shard = *shards_[static_cast<std::size_t>(shard_index)];
-  std::lock_guard<std::mutex> lock(shard.mu);
+  MutexLock lock(shard.mu);
   return shard.queue.size();
 }
 
@@ -124,12 +130,15 @@ void ShardSet::Run(int shard_index) {
   for (;;) {
     std::unique_ptr<Batch> batch;
     {
-      std::unique_lock<std::mutex> lock(shard.mu);
-      shard.not_empty.wait(lock, [&] { return stopping_ || !shard.queue.empty(); });
+      MutexLock lock(shard.mu);
+      shard.not_empty.Wait(lock, [&] {
+        shard.mu.AssertHeld();
+        return stopping_ || !shard.queue.empty();
+      });
       if (shard.queue.empty()) return;  // stopping and drained
       batch = std::move(shard.queue.front());
       shard.queue.pop_front();
-      shard.not_full.notify_one();
+      shard.not_full.NotifyOne();
     }
     AppendResult result;
     Status st = engine.Append(batch->points, batch->definitions, &result);

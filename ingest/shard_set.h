@@ -11,17 +11,16 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "chunk/shard_engine.h"
 #include "chunk/storage.h"
 #include "config/status.h"
+#include "config/thread_annotations.h"
 
 namespace ingot::ingest {
 
@@ -29,7 +28,7 @@ namespace ingot::ingest {
 class Completion {
  public:
   void Add() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++pending_;
   }
   void Done(const AppendResult& result, const Status& status);
@@ -39,12 +38,12 @@ class Completion {
   std::uint64_t rejected() const;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  int pending_ = 0;
-  std::uint64_t accepted_ = 0;
-  std::uint64_t rejected_ = 0;
-  Status first_error_;
+  mutable Mutex mu_;
+  CondVar cv_;
+  int pending_ GUARDED_BY(mu_) = 0;
+  std::uint64_t accepted_ GUARDED_BY(mu_) = 0;
+  std::uint64_t rejected_ GUARDED_BY(mu_) = 0;
+  Status first_error_ GUARDED_BY(mu_);
 };
 
 struct Batch {
@@ -80,9 +79,9 @@ class ShardSet {
 
  private:
   struct Shard {
-    std::mutex mu;
-    std::condition_variable not_empty, not_full;
-    std::deque<std::unique_ptr<Batch>> queue;
+    Mutex mu;
+    CondVar not_empty, not_full;
+    std::deque<std::unique_ptr<Batch>> queue GUARDED_BY(mu);
     std::thread thread;
   };
   void Run(int shard);
@@ -92,8 +91,8 @@ class ShardSet {
   const std::size_t queue_batches_;
   std::vector<std::unique_ptr<Shard>> shards_;
   std::atomic<bool> stopping_{false};
-  std::mutex pool_mu_;
-  std::vector<std::unique_ptr<Batch>> pool_;
+  Mutex pool_mu_;
+  std::vector<std::unique_ptr<Batch>> pool_ GUARDED_BY(pool_mu_);
 };
 
 }  // namespace ingot::ingest

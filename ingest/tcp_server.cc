@@ -85,7 +85,7 @@ bool TcpServer::EvictIdlest() {
   std::shared_ptr<Connection> victim;
   std::int64_t oldest = SteadyNowNs() - kEvictableIdleNs;
   {
-    std::lock_guard<std::mutex> lock(live_mu_);
+    MutexLock lock(live_mu_);
     for (const auto& [id, weak] : live_) {
       std::shared_ptr<Connection> conn = weak.lock();
       if (!conn || conn->evicted.load()) continue;
@@ -173,7 +173,7 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
 
   auto conn = std::make_shared<Connection>(std::move(socket), id);
   {
-    std::lock_guard<std::mutex> lock(live_mu_);
+    MutexLock lock(live_mu_);
     live_.emplace(id, conn);
   }
   asio::co_spawn(conn->socket.get_executor(),
@@ -209,7 +209,7 @@ asio::awaitable<void> TcpServer::Session(tcp::socket socket, std::uint64_t id) {
   conn->socket.shutdown(tcp::socket::shutdown_both, ec);
   conn->socket.close(ec);
   {
-    std::lock_guard<std::mutex> lock(live_mu_);
+    MutexLock lock(live_mu_);
     live_.erase(id);
   }
   connections_.fetch_sub(1);

@@ -35,6 +35,7 @@
 #include "config/listener.h"
 #include "config/options.h"
 #include "config/status.h"
+#include "config/thread_annotations.h"
 
 namespace boost::asio::ssl {
 class context;
@@ -96,8 +97,8 @@ class TcpServer {
   std::atomic<int> connections_{0};
   std::atomic<std::uint64_t> next_id_{1};
   AcceptBackoff backoff_{"line-protocol TCP listener"};
-  std::mutex live_mu_;
-  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> live_;  // guarded by live_mu_
+  Mutex live_mu_;
+  std::unordered_map<std::uint64_t, std::weak_ptr<Connection>> live_ GUARDED_BY(live_mu_);
   unsigned short port_ = 0;
 };
 

@@ -101,7 +101,7 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
   const bool drop_string_fields = options_.string_fields == "drop";
   std::unique_ptr<SeriesCache> cache;
   {
-    std::lock_guard<std::mutex> lock(caches_mu_);
+    MutexLock lock(caches_mu_);
     if (!caches_.empty()) {
       cache = std::move(caches_.back());
       caches_.pop_back();
@@ -113,7 +113,7 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
   ingester.Consume(body);
   ingester.Finish();
   if (std::unique_ptr<SeriesCache> done = ingester.ReleaseCache()) {
-    std::lock_guard<std::mutex> lock(caches_mu_);
+    MutexLock lock(caches_mu_);
     if (caches_.size() < kPooledCaches) caches_.push_back(std::move(done));
   }
   const IngestStats& stats = ingester.stats();

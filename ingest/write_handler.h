@@ -22,6 +22,7 @@
 #include "chunk/series_index.h"
 #include "config/clock.h"
 #include "config/options.h"
+#include "config/thread_annotations.h"
 #include "ingest/series_cache.h"
 #include "ingest/shard_set.h"
 
@@ -50,8 +51,8 @@ class WriteHandler {
   const Clock& clock_;
   const IngestOptions options_;
   // Caches of finished requests; a request takes one (or starts empty) and gives it back.
-  mutable std::mutex caches_mu_;
-  mutable std::vector<std::unique_ptr<SeriesCache>> caches_;
+  mutable Mutex caches_mu_;
+  mutable std::vector<std::unique_ptr<SeriesCache>> caches_ GUARDED_BY(caches_mu_);
 };
 
 // Inflates a gzip (or zlib) stream into `*out`, failing once the output would pass `max_bytes`.
