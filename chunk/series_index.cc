@@ -8,6 +8,7 @@
 #include <xxhash.h>
 
 #include "chunk/wal_format.h"
+#include "config/logging.h"
 #include "config/metrics.h"
 
 namespace ingot {
@@ -87,7 +88,7 @@ Status SeriesIndex::Load(ChunkStore& store, const LimitsOptions& limits,
   std::unique_ptr<SeriesIndex> idx(new SeriesIndex(store, limits));
   std::unique_ptr<rocksdb::Iterator> it(
       store.db()->NewIterator(rocksdb::ReadOptions(), store.series_by_id_cf()));
-  std::lock_guard create(idx->create_mu_);
+  MutexLock create(idx->create_mu_);
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     const rocksdb::Slice v = it->value();
@@ -101,11 +102,9 @@ Status SeriesIndex::Load(ChunkStore& store, const LimitsOptions& limits,
       return Status::Corruption("series_by_id: series id " + std::to_string(sid) +
                                 " out of range");
     }
-    const std::string_view key(v.data() + 1, v.size() - 1);
-    SeriesRejection rejection;
-    INGOT_RETURN_IF_ERROR(idx->CreateLocked(key, HashKey(key), static_cast<ValueType>(v[0]), sid,
-                                            /*check_limits=*/false, &rejection)
-                              .WithContext("series " + std::to_string(sid)));
+    INGOT_RETURN_IF_ERROR(idx->AddExistingLocked(sid, static_cast<ValueType>(v[0]),
+                                                 std::string_view(v.data() + 1, v.size() - 1),
+                                                 "series_by_id"));
   }
   INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "load series index"));
   idx->pending_.clear();  // loaded definitions are durable already
@@ -146,7 +145,7 @@ SeriesId SeriesIndex::FindLocked(const Stripe& stripe, std::uint64_t hash,
 SeriesId SeriesIndex::Find(std::string_view key, ValueType* type) const {
   const std::uint64_t hash = HashKey(key);
   const Stripe& stripe = stripes_[hash >> 60];
-  std::shared_lock lock(stripe.mu);
+  ReaderLock lock(stripe.mu);
   const SeriesId sid = FindLocked(stripe, hash, key);
   if (sid != kInvalidSeriesId && type != nullptr) {
     *type = record_pages_[sid / kRecordsPerPage].load()[sid % kRecordsPerPage].type;
@@ -171,7 +170,7 @@ Status SeriesIndex::Resolve(std::string_view key, ValueType type, ResolvedSeries
   const std::uint64_t hash = HashKey(key);
   Stripe& stripe = stripes_[hash >> 60];
   {
-    std::shared_lock lock(stripe.mu);
+    ReaderLock lock(stripe.mu);
     const SeriesId sid = FindLocked(stripe, hash, key);
     if (sid != kInvalidSeriesId) {
       out->sid = sid;
@@ -180,11 +179,11 @@ Status SeriesIndex::Resolve(std::string_view key, ValueType type, ResolvedSeries
       return Status::OK();
     }
   }
-  std::lock_guard create(create_mu_);
+  MutexLock create(create_mu_);
   {
     // Another creator may have won the race; only creators change the tables, and they are
     // serialized by create_mu_, so this answer holds until we publish.
-    std::shared_lock lock(stripe.mu);
+    ReaderLock lock(stripe.mu);
     const SeriesId sid = FindLocked(stripe, hash, key);
     if (sid != kInvalidSeriesId) {
       out->sid = sid;
@@ -221,7 +220,8 @@ Status SeriesIndex::ResolveMany(std::span<const std::string_view> keys,
 }
 
 Status SeriesIndex::CreateLocked(std::string_view key, std::uint64_t hash, ValueType type,
-                                 SeriesId sid, bool check_limits, SeriesRejection* rejection) {
+                                 SeriesId sid, bool check_limits, SeriesRejection* rejection,
+                                 bool findable) {
   *rejection = SeriesRejection::kNone;
   auto refuse = [&](SeriesRejection why, Status st) {
     *rejection = why;
@@ -252,7 +252,12 @@ Status SeriesIndex::CreateLocked(std::string_view key, std::uint64_t hash, Value
                         "limits.max_labels_per_series = " +
                         std::to_string(limits_.max_labels_per_series)));
     }
-    std::size_t longest = std::max(parts.measurement.size(), parts.field.size());
+    if (parts.legacy) {
+      return refuse(SeriesRejection::kInvalidKey,
+                    Status::InvalidArgument("series key '" + std::string(key) +
+                                            "' is not a label set (name{,tag=value})"));
+    }
+    std::size_t longest = parts.name.size();
     for (const auto& [k, v] : parts.tags) longest = std::max({longest, k.size(), v.size()});
     if (longest > limits_.max_label_bytes) {
       return refuse(SeriesRejection::kLabelBytes,
@@ -281,18 +286,15 @@ Status SeriesIndex::CreateLocked(std::string_view key, std::uint64_t hash, Value
   r->key = stored.data();
   r->key_len = static_cast<std::uint32_t>(stored.size());
   r->type = type;
-  {
+  if (findable) {
     Stripe& stripe = stripes_[hash >> 60];
-    std::unique_lock lock(stripe.mu);
+    WriterLock lock(stripe.mu);
     stripe.table.Insert(hash, static_cast<std::uint32_t>(sid));
   }
   {
-    std::unique_lock lock(mu_);
+    WriterLock lock(mu_);
     const auto id = static_cast<std::uint32_t>(sid);
-    std::string metric;
-    metric.reserve(parts.measurement.size() + 1 + parts.field.size());
-    metric.append(parts.measurement).append("_").append(parts.field);
-    AddPostingLocked(kMetricNameName, metric, id);
+    AddPostingLocked(kMetricNameName, parts.name, id);
     for (const auto& [k, v] : parts.tags) AddPostingLocked(NameIndexLocked(k), v, id);
   }
   next_sid_ = std::max(next_sid_, sid + 1);
@@ -318,6 +320,7 @@ std::uint32_t SeriesIndex::NameIndexLocked(std::string_view name) {
 void SeriesIndex::AddPostingLocked(std::uint32_t name, std::string_view value, std::uint32_t sid) {
   const std::uint64_t hash = HashPair(name, value);
   std::uint32_t pair = pair_table_.Find(hash, [&](std::uint32_t p) {
+    mu_.AssertHeld();
     return pairs_[p].name == name && ValueOf(pairs_[p]) == value;
   });
   if (pair == 0) {
@@ -390,38 +393,80 @@ Status SeriesIndex::ForEachDefinition(
 }
 
 Status SeriesIndex::Restore(SeriesId sid, ValueType type, std::string_view key) {
-  std::lock_guard create(create_mu_);
-  const std::uint64_t hash = HashKey(key);
-  SeriesId known;
-  {
-    std::shared_lock lock(stripes_[hash >> 60].mu);
-    known = FindLocked(stripes_[hash >> 60], hash, key);
-  }
-  if (known == sid) return Status::OK();
-  if (known != kInvalidSeriesId) {
-    return Status::Corruption("WAL defines series " + std::to_string(sid) + " as '" +
-                              std::string(key) + "', which the index holds as series " +
-                              std::to_string(known));
-  }
+  MutexLock create(create_mu_);
   if (sid >= kRecordPages * kRecordsPerPage) {
     return Status::Corruption("WAL defines series id " + std::to_string(sid) + ", out of range");
   }
-  if (RecordOf(sid) != nullptr) {
+  const Record* r = RecordOf(sid);
+  if (r != nullptr) {
+    std::string canonical;
+    bool legacy = false;
+    if (CanonicalKey(key, &canonical, &legacy).ok() &&
+        canonical == std::string_view(r->key, r->key_len)) {
+      return Status::OK();
+    }
     return Status::Corruption("WAL defines series " + std::to_string(sid) + " as '" +
                               std::string(key) + "', but that id has another key");
   }
   // The series existed before the restart and may have sealed chunks: it is not new.
   first_new_sid_ = std::max(first_new_sid_, sid + 1);
+  return AddExistingLocked(sid, type, key, "WAL");
+}
+
+Status SeriesIndex::CanonicalKey(std::string_view key, std::string* canonical, bool* legacy) {
+  SeriesKeyParts parts;
+  INGOT_RETURN_IF_ERROR(ParseSeriesKey(key, &parts));
+  *legacy = parts.legacy;
+  if (!parts.legacy) {
+    canonical->assign(key);
+    return Status::OK();
+  }
+  std::vector<TagView> tags;
+  tags.reserve(parts.tags.size());
+  for (const auto& [k, v] : parts.tags) tags.emplace_back(k, v);
+  BuildLabelSetKey(parts.name, tags, canonical);
+  return Status::OK();
+}
+
+Status SeriesIndex::AddExistingLocked(SeriesId sid, ValueType type, std::string_view stored_key,
+                                      std::string_view source) {
+  std::string key;
+  bool legacy = false;
+  INGOT_RETURN_IF_ERROR(CanonicalKey(stored_key, &key, &legacy)
+                            .WithContext(std::string(source) + " series " + std::to_string(sid)));
+  const std::uint64_t hash = HashKey(key);
+  SeriesId known;
+  {
+    ReaderLock lock(stripes_[hash >> 60].mu);
+    known = FindLocked(stripes_[hash >> 60], hash, key);
+  }
+  bool findable = true;
+  if (known != kInvalidSeriesId) {
+    if (!legacy) {
+      return Status::Corruption(std::string(source) + " defines series " + std::to_string(sid) +
+                                " as '" + key + "', which the index holds as series " +
+                                std::to_string(known));
+    }
+    // Written before series were label sets: two line-protocol series whose names join to the same
+    // metric name (`a_b c` and `a b_c`). Both keep their data; new points go to the first.
+    findable = false;
+    Logger("storage")->warn(
+        "series {} ('{}') has the label set of series {}; "
+        "both stay readable, new points go to "
+        "series {}",
+        sid, stored_key, known, known);
+  }
   SeriesRejection rejection;
-  return CreateLocked(key, hash, type, sid, /*check_limits=*/false, &rejection);
+  return CreateLocked(key, hash, type, sid, /*check_limits=*/false, &rejection, findable)
+      .WithContext(std::string(source) + " series " + std::to_string(sid));
 }
 
 Status SeriesIndex::FlushDefinitions(bool sync) {
-  std::lock_guard flush(flush_mu_);
+  MutexLock flush(flush_mu_);
   std::vector<std::uint32_t> ids;
   SeriesId watermark;
   {
-    std::lock_guard create(create_mu_);
+    MutexLock create(create_mu_);
     ids.swap(pending_);
     watermark = next_sid_;
   }
@@ -445,7 +490,7 @@ Status SeriesIndex::FlushDefinitions(bool sync) {
                           : FromRocks(store_.db()->Write(wo, &batch), "write series definitions");
   if (!st.ok()) {
     // Keep them pending: the WAL still holds them, and the next flush retries.
-    std::lock_guard create(create_mu_);
+    MutexLock create(create_mu_);
     pending_.insert(pending_.begin(), ids.begin(), ids.end());
     return st;
   }
@@ -454,7 +499,7 @@ Status SeriesIndex::FlushDefinitions(bool sync) {
 }
 
 std::size_t SeriesIndex::pending_definitions() const {
-  std::lock_guard create(const_cast<std::mutex&>(create_mu_));
+  MutexLock create(create_mu_);
   return pending_.size();
 }
 
@@ -466,6 +511,7 @@ const SeriesIndex::LabelName* SeriesIndex::FindName(std::string_view name) const
 
 std::vector<SeriesId> SeriesIndex::PostingsCopy(std::uint32_t name, std::string_view value) const {
   const std::uint32_t pair = pair_table_.Find(HashPair(name, value), [&](std::uint32_t p) {
+    mu_.AssertReaderHeld();
     return pairs_[p].name == name && ValueOf(pairs_[p]) == value;
   });
   return pair == 0 ? std::vector<SeriesId>{} : Widen(pairs_[pair].ids.ids());
@@ -480,7 +526,7 @@ std::vector<std::string> SeriesIndex::ValuesOf(std::uint32_t name) const {
 }
 
 std::vector<SeriesId> SeriesIndex::ByTag(std::string_view key, std::string_view value) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   if (key == kMetricName) return PostingsCopy(kMetricNameName, value);
   auto it = tag_names_.find(key);
   return it == tag_names_.end() ? std::vector<SeriesId>{} : PostingsCopy(it->second, value);
@@ -497,7 +543,7 @@ std::vector<SeriesId> SeriesIndex::AllSeries() const {
 }
 
 std::vector<std::string> SeriesIndex::TagKeys() const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   std::vector<std::string> out;
   out.reserve(tag_names_.size());
   for (const auto& [name, index] : tag_names_) out.emplace_back(name);
@@ -508,7 +554,7 @@ std::vector<std::string> SeriesIndex::TagKeys() const {
 std::vector<std::string_view> SeriesIndex::TagValues(std::string_view key) const {
   std::vector<std::string_view> out;
   {
-    std::shared_lock lock(mu_);
+    ReaderLock lock(mu_);
     const LabelName* name = FindName(key);
     if (name == nullptr) return out;
     out.reserve(name->pairs.size());
@@ -522,7 +568,7 @@ std::vector<std::string_view> SeriesIndex::TagValues(std::string_view key) const
 void SeriesIndex::ForEachTagValue(
     std::string_view key,
     const std::function<void(std::string_view, std::span<const std::uint32_t>)>& fn) const {
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   const LabelName* name = FindName(key);
   if (name == nullptr) return;
   for (std::uint32_t p : name->pairs) fn(ValueOf(pairs_[p]), pairs_[p].ids.ids());
@@ -539,7 +585,7 @@ IndexStats SeriesIndex::Stats(std::size_t top_n) const {
                       });
     v->resize(n);
   };
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   stats.label_pairs = pairs_.size() - 1;
   // Bounded work per entry kind: a top-N over every pair keeps at most top_n candidates.
   for (std::uint32_t p : names_[kMetricNameName].pairs) {
@@ -577,16 +623,16 @@ IndexStats SeriesIndex::Stats(std::size_t top_n) const {
 std::size_t SeriesIndex::memory_bytes() const {
   std::size_t bytes = 0;
   {
-    std::lock_guard create(const_cast<std::mutex&>(create_mu_));
+    MutexLock create(create_mu_);
     bytes += keys_.bytes_reserved() + pending_.capacity() * 4;
     const SeriesId last = next_sid_;
     bytes += (last / kRecordsPerPage + 1) * kRecordsPerPage * sizeof(Record);
   }
   for (const Stripe& s : stripes_) {
-    std::shared_lock lock(s.mu);
+    ReaderLock lock(s.mu);
     bytes += s.table.heap_bytes();
   }
-  std::shared_lock lock(mu_);
+  ReaderLock lock(mu_);
   bytes += values_.bytes_reserved() + pair_table_.heap_bytes() + pairs_.size() * sizeof(Pair);
   for (const LabelName& n : names_) bytes += n.pairs.capacity() * 4;
   for (const Pair& p : pairs_) bytes += p.ids.heap_bytes();

@@ -30,8 +30,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,6 +43,7 @@
 #include "chunk/string_arena.h"
 #include "config/options.h"
 #include "config/status.h"
+#include "config/thread_annotations.h"
 
 namespace ingot {
 
@@ -179,8 +178,8 @@ class SeriesIndex {
   static constexpr int kStripes = 16;
 
   struct Stripe {
-    mutable std::shared_mutex mu;
-    IdHashTable table;
+    mutable SharedMutex mu;
+    IdHashTable table GUARDED_BY(mu);
   };
   // One label name (or the measurement / field / metric-name dimension) and its values.
   struct LabelName {
@@ -199,45 +198,60 @@ class SeriesIndex {
 
   const Record* RecordOf(SeriesId sid) const;
   Record* MutableRecord(SeriesId sid);
-  SeriesId FindLocked(const Stripe& stripe, std::uint64_t hash, std::string_view key) const;
-  // REQUIRES: create_mu_ held. Checks limits (unless restoring) and publishes the series.
+  SeriesId FindLocked(const Stripe& stripe, std::uint64_t hash, std::string_view key) const
+      REQUIRES_SHARED(stripe.mu);
+  // REQUIRES: create_mu_ held. Checks limits (unless restoring) and publishes the series. A series
+  // that is not `findable` gets a record and postings but no key-table entry (a legacy duplicate
+  // label set, see AddExistingLocked).
   Status CreateLocked(std::string_view key, std::uint64_t hash, ValueType type, SeriesId sid,
-                      bool check_limits, SeriesRejection* rejection);
+                      bool check_limits, SeriesRejection* rejection, bool findable = true)
+      REQUIRES(create_mu_);
+  // REQUIRES: create_mu_ held. Adds a series that exists already (loaded from `series_by_id` or
+  // restored from the WAL), canonicalizing a legacy key (see series_key.h). Two legacy keys with
+  // one label set both stay readable by id; the first one loaded takes new points.
+  Status AddExistingLocked(SeriesId sid, ValueType type, std::string_view stored_key,
+                           std::string_view source) REQUIRES(create_mu_);
+  // The canonical form of a stored key (legacy keys rebuilt as label sets).
+  static Status CanonicalKey(std::string_view key, std::string* canonical, bool* legacy);
   // REQUIRES: mu_ held exclusively.
-  std::uint32_t NameIndexLocked(std::string_view name);
-  void AddPostingLocked(std::uint32_t name, std::string_view value, std::uint32_t sid);
+  std::uint32_t NameIndexLocked(std::string_view name) REQUIRES(mu_);
+  void AddPostingLocked(std::uint32_t name, std::string_view value, std::uint32_t sid)
+      REQUIRES(mu_);
   static std::string_view ValueOf(const Pair& p) { return {p.value, p.value_len}; }
   // REQUIRES: mu_ held (shared is enough).
-  const LabelName* FindName(std::string_view name) const;
-  std::vector<SeriesId> PostingsCopy(std::uint32_t name, std::string_view value) const;
-  std::vector<std::string> ValuesOf(std::uint32_t name) const;
-  bool AllowNewSeriesLocked();
+  const LabelName* FindName(std::string_view name) const REQUIRES_SHARED(mu_);
+  std::vector<SeriesId> PostingsCopy(std::uint32_t name, std::string_view value) const
+      REQUIRES_SHARED(mu_);
+  std::vector<std::string> ValuesOf(std::uint32_t name) const REQUIRES_SHARED(mu_);
+  bool AllowNewSeriesLocked() REQUIRES(create_mu_);
 
   ChunkStore& store_;
   const LimitsOptions limits_;
 
-  std::mutex create_mu_;  // serializes creators, Restore and the pending list
-  StringArena keys_;      // canonical keys (written under create_mu_)
+  // Lock order: flush_mu_, create_mu_, a stripe's mu, mu_.
+  mutable Mutex create_mu_;  // serializes creators, Restore and the pending list
+  // Canonical keys: appended under create_mu_, read without it (records publish them).
+  StringArena keys_;
   std::unique_ptr<std::atomic<Record*>[]> record_pages_;
   std::atomic<SeriesId> published_{0};
   std::atomic<std::size_t> count_{0};
-  SeriesId next_sid_ = 1;
-  SeriesId first_new_sid_ = 1;
-  std::vector<std::uint32_t> pending_;  // ids created since the last flush
+  SeriesId next_sid_ GUARDED_BY(create_mu_) = 1;
+  SeriesId first_new_sid_ = 1;  // set by Load and Restore, before any writer
+  std::vector<std::uint32_t> pending_ GUARDED_BY(create_mu_);  // ids created since the last flush
   std::atomic<SeriesId> durable_below_{1};
-  std::mutex flush_mu_;
+  Mutex flush_mu_;
   // Token bucket of the new-series rate limit.
-  double rate_tokens_ = 0;
-  std::int64_t rate_refilled_ns_ = 0;
+  double rate_tokens_ GUARDED_BY(create_mu_) = 0;
+  std::int64_t rate_refilled_ns_ GUARDED_BY(create_mu_) = 0;
 
   Stripe stripes_[kStripes];
 
-  mutable std::shared_mutex mu_;  // guards everything below
-  StringArena values_;            // label names and values
-  std::deque<LabelName> names_;   // [0] metric name, then tag keys
-  std::unordered_map<std::string_view, std::uint32_t> tag_names_;
-  std::deque<Pair> pairs_;        // [0] unused
-  IdHashTable pair_table_;
+  mutable SharedMutex mu_;
+  StringArena values_ GUARDED_BY(mu_);           // label names and values
+  std::deque<LabelName> names_ GUARDED_BY(mu_);  // [0] metric name, then tag keys
+  std::unordered_map<std::string_view, std::uint32_t> tag_names_ GUARDED_BY(mu_);
+  std::deque<Pair> pairs_ GUARDED_BY(mu_);  // [0] unused
+  IdHashTable pair_table_ GUARDED_BY(mu_);
 };
 
 }  // namespace ingot

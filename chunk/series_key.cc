@@ -35,6 +35,15 @@ bool ReadComponent(std::string_view key, std::size_t* pos, std::string_view stop
   return true;
 }
 
+void AppendTags(std::span<const TagView> tags, std::string* out) {
+  for (const auto& [k, v] : tags) {
+    out->push_back(',');
+    AppendEscaped(k, out);
+    out->push_back('=');
+    AppendEscaped(v, out);
+  }
+}
+
 }  // namespace
 
 const char* ValueTypeName(ValueType type) noexcept {
@@ -50,25 +59,29 @@ void BuildSeriesKey(std::string_view measurement, std::span<const TagView> tags_
                     std::string_view field, std::string* out) {
   out->clear();
   AppendEscaped(measurement, out);
-  for (const auto& [k, v] : tags_sorted_unescaped) {
-    out->push_back(',');
-    AppendEscaped(k, out);
-    out->push_back('=');
-    AppendEscaped(v, out);
-  }
-  out->push_back(' ');
+  out->push_back('_');
   AppendEscaped(field, out);
+  AppendTags(tags_sorted_unescaped, out);
+}
+
+void BuildLabelSetKey(std::string_view metric_name, std::span<const TagView> tags_sorted_unescaped,
+                      std::string* out) {
+  out->clear();
+  AppendEscaped(metric_name, out);
+  AppendTags(tags_sorted_unescaped, out);
 }
 
 Status ParseSeriesKey(std::string_view key, SeriesKeyParts* out) {
   out->tags.clear();
+  out->legacy = false;
   std::size_t pos = 0;
   auto bad = [&](std::string_view why) {
-    return Status::InvalidArgument("series key '" + std::string(key) + "': " + std::string(why) +
-                                   " at byte " + std::to_string(pos));
+    std::string msg = "series key '";
+    msg.append(key).append("': ").append(why).append(" at byte ").append(std::to_string(pos));
+    return Status::InvalidArgument(msg);
   };
-  if (!ReadComponent(key, &pos, ", ", &out->measurement)) return bad("dangling escape");
-  if (out->measurement.empty()) return bad("empty measurement");
+  if (!ReadComponent(key, &pos, ", ", &out->name)) return bad("dangling escape");
+  if (out->name.empty()) return bad("empty metric name");
   std::string k, v;
   while (pos < key.size() && key[pos] == ',') {
     ++pos;
@@ -78,10 +91,16 @@ Status ParseSeriesKey(std::string_view key, SeriesKeyParts* out) {
     if (!ReadComponent(key, &pos, ", ", &v)) return bad("dangling escape");
     out->tags.emplace_back(k, v);
   }
-  if (pos >= key.size() || key[pos] != ' ') return bad("missing field");
-  ++pos;
-  if (!ReadComponent(key, &pos, "", &out->field)) return bad("dangling escape");
-  if (out->field.empty()) return bad("empty field");
+  if (pos < key.size() && key[pos] == ' ') {
+    // Legacy form: the measurement so far, then the field.
+    ++pos;
+    std::string field;
+    if (!ReadComponent(key, &pos, "", &field)) return bad("dangling escape");
+    if (field.empty()) return bad("empty field");
+    out->name.append("_").append(field);
+    out->legacy = true;
+  }
+  if (pos != key.size()) return bad("unexpected byte");
   return Status::OK();
 }
 

@@ -79,7 +79,7 @@ Status SeriesCatalog::Describe(SeriesId sid, SeriesRef* out) const {
   INGOT_RETURN_IF_ERROR(ParseSeriesKey(key, &parts).WithContext("series " + std::to_string(sid)));
   auto info = std::make_shared<SeriesInfo>();
   info->sid = sid;
-  info->name = parts.measurement + "_" + parts.field;
+  info->name = std::move(parts.name);
   info->labels = std::move(parts.tags);  // canonical keys hold tags sorted by key
   *out = std::move(info);
   return Status::OK();

@@ -115,8 +115,67 @@ TEST_F(SeriesIndexTest, RejectsUnparsableKey) {
   Open();
   SeriesId sid;
   ValueType t;
-  EXPECT_TRUE(index_->Resolve("no-field", ValueType::kFloat, &sid, &t).IsInvalidArgument());
+  EXPECT_TRUE(index_->Resolve("cpu,host", ValueType::kFloat, &sid, &t).IsInvalidArgument());
+  // The older measurement/field form is read from disk, never taken from a writer.
+  EXPECT_TRUE(index_->Resolve("cpu,host=a usage", ValueType::kFloat, &sid, &t).IsInvalidArgument());
   EXPECT_EQ(index_->size(), 0u);
+}
+
+// A series is its label set: two line-protocol spellings of one metric name are one series, and a
+// label set written by metric name joins them.
+TEST_F(SeriesIndexTest, OneLabelSetIsOneSeries) {
+  Open();
+  SeriesId a, b, c;
+  ValueType t;
+  ASSERT_TRUE(
+      index_->Resolve(Key("cpu", {{"host", "a"}}, "usage_user"), ValueType::kFloat, &a, &t).ok());
+  ASSERT_TRUE(
+      index_->Resolve(Key("cpu_usage", {{"host", "a"}}, "user"), ValueType::kFloat, &b, &t).ok());
+  std::string by_name;
+  const TagView tags[] = {{"host", "a"}};
+  BuildLabelSetKey("cpu_usage_user", tags, &by_name);
+  ASSERT_TRUE(index_->Resolve(by_name, ValueType::kFloat, &c, &t).ok());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, c);
+  EXPECT_EQ(index_->size(), 1u);
+  EXPECT_EQ(index_->ByTag(SeriesIndex::kMetricName, "cpu_usage_user"), std::vector<SeriesId>{a});
+}
+
+// Series stored with the older `measurement,tags field` keys load as label sets; two of them with
+// one label set both stay readable, and the first takes new points.
+TEST_F(SeriesIndexTest, LegacyKeysLoadAsLabelSets) {
+  Open();
+  auto put = [&](SeriesId sid, std::string_view key) {
+    std::uint8_t k[8];
+    PutBigEndian64(sid, k);
+    std::string v(1, static_cast<char>(ValueType::kFloat));
+    v.append(key);
+    ASSERT_TRUE(store_->db()
+                    ->Put(rocksdb::WriteOptions(), store_->series_by_id_cf(),
+                          rocksdb::Slice(reinterpret_cast<const char*>(k), 8), v)
+                    .ok());
+  };
+  put(1, "cpu,host=a usage_user");
+  put(2, "cpu_usage,host=a user");
+  put(3, "mem,host=a free");
+  Reopen(/*flush=*/false);
+  EXPECT_EQ(index_->size(), 3u);
+  EXPECT_EQ(index_->Find(Key("cpu", {{"host", "a"}}, "usage_user")), 1u);
+  EXPECT_EQ(index_->Find(Key("mem", {{"host", "a"}}, "free")), 3u);
+  std::string key;
+  ValueType type;
+  ASSERT_TRUE(index_->Lookup(2, &key, &type).ok());
+  EXPECT_EQ(key, "cpu_usage_user,host=a");
+  EXPECT_EQ(index_->ByTag(SeriesIndex::kMetricName, "cpu_usage_user"),
+            (std::vector<SeriesId>{1, 2}));
+  ResolvedSeries r;
+  ASSERT_TRUE(
+      index_->Resolve(Key("cpu_usage", {{"host", "a"}}, "user"), ValueType::kFloat, &r).ok());
+  EXPECT_EQ(r.sid, 1u);
+  EXPECT_FALSE(r.created);
+  // New series continue after the loaded ids.
+  ASSERT_TRUE(index_->Resolve(Key("disk", {}, "used"), ValueType::kFloat, &r).ok());
+  EXPECT_EQ(r.sid, 4u);
 }
 
 TEST_F(SeriesIndexTest, DefinitionsArePendingUntilFlushedAndRestoredFromTheWalForm) {

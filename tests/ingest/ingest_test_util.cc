@@ -115,7 +115,7 @@ std::size_t ExpectedData::points() const {
     SeriesKeyParts parts;
     if (!ParseSeriesKey(key, &parts).ok()) return ::testing::AssertionFailure() << key;
     std::map<std::string, std::string> labels(parts.tags.begin(), parts.tags.end());
-    labels["__name__"] = parts.measurement + "_" + parts.field;
+    labels["__name__"] = parts.name;
     const auto it = by_labels.find(labels);
     if (it == by_labels.end()) {
       return ::testing::AssertionFailure() << "series '" << key << "' missing from the export";
