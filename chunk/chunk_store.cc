@@ -130,11 +130,22 @@ Status ChunkStore::Open(const std::string& dir, const StorageOptions& options,
   return Open(dir, options, SystemClock::Instance(), store);
 }
 
-Status ChunkStore::Open(const std::string& dir, const StorageOptions& options,
-                        const Clock& clock, std::unique_ptr<ChunkStore>* store) {
+Status ChunkStore::Open(const std::string& dir, const StorageOptions& options, const Clock& clock,
+                        std::unique_ptr<ChunkStore>* store) {
+  return OpenMode(dir, options, clock, /*read_only=*/false, store);
+}
+
+Status ChunkStore::OpenReadOnly(const std::string& dir, const StorageOptions& options,
+                                std::unique_ptr<ChunkStore>* store) {
+  return OpenMode(dir, options, SystemClock::Instance(), /*read_only=*/true, store);
+}
+
+Status ChunkStore::OpenMode(const std::string& dir, const StorageOptions& options,
+                            const Clock& clock, bool read_only,
+                            std::unique_ptr<ChunkStore>* store) {
   rocksdb::DBOptions db_options;
-  db_options.create_if_missing = true;
-  db_options.create_missing_column_families = true;
+  db_options.create_if_missing = !read_only;
+  db_options.create_missing_column_families = !read_only;
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 5;
   db_options.max_open_files = options.max_open_files;
@@ -167,9 +178,12 @@ Status ChunkStore::Open(const std::string& dir, const StorageOptions& options,
   };
   std::unique_ptr<ChunkStore> s(new ChunkStore());
   rocksdb::DB* raw = nullptr;
-  rocksdb::Status rs = rocksdb::DB::Open(db_options, dir, families, &s->handles_, &raw);
+  rocksdb::Status rs =
+      read_only ? rocksdb::DB::OpenForReadOnly(db_options, dir, families, &s->handles_, &raw)
+                : rocksdb::DB::Open(db_options, dir, families, &s->handles_, &raw);
   if (!rs.ok()) return FromRocks(rs, "open RocksDB at '" + dir + "'");
   s->db_.reset(raw);
+  s->read_only_ = read_only;
   *store = std::move(s);
   return Status::OK();
 }
@@ -196,8 +210,8 @@ std::uint64_t ChunkStore::ChunkBytesOnDisk() {
 
 Status ChunkStore::Close() {
   if (!db_) return Status::OK();
-  rocksdb::FlushOptions flush;
-  rocksdb::Status rs = db_->Flush(flush, handles_);
+  rocksdb::Status rs;
+  if (!read_only_) rs = db_->Flush(rocksdb::FlushOptions(), handles_);
   for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
   handles_.clear();
   rocksdb::Status cs = db_->Close();

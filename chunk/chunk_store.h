@@ -84,6 +84,9 @@ class ChunkStore {
                      std::unique_ptr<ChunkStore>* store);
   static Status Open(const std::string& dir, const StorageOptions& options,
                      std::unique_ptr<ChunkStore>* store);
+  // Opens an existing database without writing to it (the offline check); writes then fail.
+  static Status OpenReadOnly(const std::string& dir, const StorageOptions& options,
+                             std::unique_ptr<ChunkStore>* store);
   ~ChunkStore();
 
   ChunkStore(const ChunkStore&) = delete;
@@ -115,10 +118,13 @@ class ChunkStore {
  private:
   enum Family { kDefault = 0, kSeries, kSeriesById, kChunks, kMeta, kLate, kFamilyCount };
   ChunkStore() = default;
+  static Status OpenMode(const std::string& dir, const StorageOptions& options, const Clock& clock,
+                         bool read_only, std::unique_ptr<ChunkStore>* store);
 
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::atomic<std::uint64_t> late_seq_{1};
+  bool read_only_ = false;
 };
 
 // Converts a RocksDB status into ours, keeping the message.

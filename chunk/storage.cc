@@ -30,20 +30,47 @@ bool IncrementKey(std::uint8_t* bytes, std::size_t n) {
   return false;
 }
 
+// Damaged data is logged with its series key, at most a few times a second: a dashboard refreshing
+// over a damaged chunk must not flood the log (the counter has every event).
+void LogDamage(const Status& st) {
+  static RateLimiter limiter(5);
+  std::uint64_t suppressed = 0;
+  if (!limiter.Allow(&suppressed)) return;
+  if (suppressed == 0) {
+    Logger("storage")->error("{}", st.ToString());
+  } else {
+    Logger("storage")->error("{} ({} more damage reports suppressed)", st.ToString(), suppressed);
+  }
+}
+
 Status ChunkError(const ChunkView& view, const Status& cause) {
   Metrics().chunks_corrupt->Add();
-  Status st = Status::Corruption("series " + std::to_string(view.sid) + " chunk [" +
-                                 std::to_string(view.first_ts_ns) + ", " +
-                                 std::to_string(view.last_ts_ns()) + "]: " +
-                                 std::string(cause.message()));
-  Logger("storage")->error("{}", st.ToString());
+  Status st = Status::Corruption(
+      "series " + std::to_string(view.sid) + " chunk [" + std::to_string(view.first_ts_ns) + ", " +
+      std::to_string(view.last_ts_ns()) + "]: " + std::string(cause.message()));
+  LogDamage(st);
   return st;
 }
 
-// Parses a WAL points or batch payload into `records` and the series `definitions` it carries;
-// false if the framing inside the payload is bad.
-bool ParsePointsPayload(std::span<const std::uint8_t> payload, std::vector<PointRecord>* records,
-                        std::span<const std::uint8_t>* definitions, std::uint64_t* bad_points) {
+// A RocksDB read error while walking a series' chunks: a block that fails its checksum is damage
+// like a bad chunk (counted and logged); other errors are passed on as they are.
+Status BlockError(SeriesId sid, std::int64_t after_ts_ns, const rocksdb::Status& rs,
+                  std::string_view family) {
+  Status st = FromRocks(rs, "read " + std::string(family) + " of series " + std::to_string(sid));
+  if (!rs.IsCorruption()) return st;
+  Metrics().chunks_corrupt->Add();
+  std::string msg = "series ";
+  msg.append(std::to_string(sid)).append(" ").append(family).append(" after ");
+  msg.append(std::to_string(after_ts_ns)).append(": unreadable block: ").append(rs.ToString());
+  st = Status::Corruption(msg);
+  LogDamage(st);
+  return st;
+}
+
+}  // namespace
+
+bool ParseWalPointsPayload(std::span<const std::uint8_t> payload, std::vector<PointRecord>* records,
+                           std::span<const std::uint8_t>* definitions, std::uint64_t* bad_points) {
   records->clear();
   *definitions = {};
   if (payload.size() < kWalPointsHeaderBytes) return false;
@@ -77,8 +104,6 @@ bool ParsePointsPayload(std::span<const std::uint8_t> payload, std::vector<Point
   }
   return true;
 }
-
-}  // namespace
 
 Storage::Storage(const StorageOptions& options, const Clock& clock)
     : options_(options), clock_(clock) {}
@@ -214,7 +239,7 @@ Status Storage::Recover() {
           seg.path,
           [&](std::span<const std::uint8_t> payload) -> Status {
             std::span<const std::uint8_t> definitions;
-            if (!ParsePointsPayload(payload, &records, &definitions, &bad_points)) {
+            if (!ParseWalPointsPayload(payload, &records, &definitions, &bad_points)) {
               ++recovery_.corrupt_records;
               log->error("WAL segment '{}': record of {} bytes has a bad points layout, skipped",
                          seg.path, payload.size());
@@ -291,13 +316,18 @@ void Storage::BackgroundLoop() {
   // Failed shards are retried once a second; the error is logged at most once a minute.
   auto next_recovery = std::chrono::steady_clock::now();
   auto next_recovery_log = next_recovery;
-  std::unique_lock lock(bg_mu_);
-  while (!stop_) {
-    bg_cv_.wait_for(lock, std::chrono::milliseconds(tick_ms));
-    if (stop_) break;
-    lock.unlock();
-    // New series' definitions reach the index family within a tick; until then they ride in
-    // the WAL with their points.
+  for (;;) {
+    {
+      MutexLock lock(bg_mu_);
+      if (bg_cv_.WaitFor(lock, std::chrono::milliseconds(tick_ms), [this] {
+            bg_mu_.AssertHeld();
+            return stop_;
+          })) {
+        break;
+      }
+    }
+    // New series' definitions reach the index family within a tick; until then they ride in the WAL
+    // with their points.
     if (index_->pending_definitions() > 0) {
       Status st = index_->FlushDefinitions(/*sync=*/true);
       if (!st.ok()) log->error("flushing series definitions failed: {}", st.ToString());
@@ -326,7 +356,7 @@ void Storage::BackgroundLoop() {
       if (!st.ok()) log->error("shard {}: writing late chunks failed: {}", shard->shard_id(), st.ToString());
     }
     if (late_.count() > 0 && options_.late_compaction_points_per_s > 0) {
-      std::lock_guard compact_lock(compact_mu_);
+      MutexLock compact_lock(compact_mu_);
       LateCompactionStats stats;
       bool done = false;
       const std::uint64_t budget =
@@ -334,7 +364,6 @@ void Storage::BackgroundLoop() {
       Status st = compactor_->Run(budget, &stats, &done);
       if (!st.ok()) log->error("merging late chunks failed: {}", st.ToString());
     }
-    lock.lock();
   }
 }
 
@@ -376,7 +405,11 @@ Status Storage::ReadLate(SeriesId sid, std::int64_t start_ns, std::int64_t end_n
       buf->points.push_back({buf->ts[i], seq, static_cast<std::uint64_t>(buf->raw[i])});
     }
   }
-  INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "read late chunks of series " + std::to_string(sid)));
+  if (!it->status().ok()) {
+    Status st = BlockError(sid, view.first_ts_ns, it->status(), "late chunks");
+    if (skipped == nullptr || !st.IsCorruption()) return st;
+    skipped->push_back({sid, view.first_ts_ns, end_ns, st});
+  }
   SortAndDedupeLatePoints(&buf->points);
   return Status::OK();
 }
@@ -390,7 +423,7 @@ Status Storage::CompactLate(LateCompactionStats* stats) {
   LateCompactionStats local;
   if (stats == nullptr) stats = &local;
   for (auto& shard : shards_) INGOT_RETURN_IF_ERROR(shard->FlushLateIfOver(0));
-  std::lock_guard lock(compact_mu_);
+  MutexLock lock(compact_mu_);
   bool done = false;
   while (!done) {
     INGOT_RETURN_IF_ERROR(compactor_->Run(std::numeric_limits<std::uint64_t>::max(), stats, &done));
@@ -413,10 +446,10 @@ Status Storage::Close() {
   if (closed_) return Status::OK();
   closed_ = true;
   {
-    std::lock_guard lock(bg_mu_);
+    MutexLock lock(bg_mu_);
     stop_ = true;
   }
-  bg_cv_.notify_all();
+  bg_cv_.NotifyAll();
   if (background_.joinable()) background_.join();
   Status first;
   for (auto& shard : shards_) {
@@ -452,12 +485,13 @@ Status Storage::ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t e
   std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->chunks_cf()));
   // The chunk starting at or before `start` may straddle it; later ones start inside the range.
   it->SeekForPrev(EncodeChunkKey(sid, start_ns).slice());
-  if (!it->Valid()) {
-    INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "read chunks"));
-    it->Seek(lower_slice);
-  }
   ChunkView view;
   view.sid = sid;
+  view.first_ts_ns = kMinTs;
+  if (!it->Valid()) {
+    if (!it->status().ok()) return BlockError(sid, start_ns, it->status(), "chunks");
+    it->Seek(lower_slice);
+  }
   for (; it->Valid(); it->Next()) {
     SeriesId key_sid;
     if (!DecodeChunkKey(it->key(), &key_sid, &view.first_ts_ns) || key_sid != sid) continue;
@@ -467,7 +501,10 @@ Status Storage::ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t e
     if (view.header_ok && view.header.max_ts_ns < start_ns) continue;
     INGOT_RETURN_IF_ERROR(fn(view));
   }
-  return FromRocks(it->status(), "read chunks of series " + std::to_string(sid));
+  if (!it->status().ok()) {
+    return BlockError(sid, std::max(view.first_ts_ns, start_ns), it->status(), "chunks");
+  }
+  return Status::OK();
 }
 
 Status Storage::DecodeChunk(const ChunkView& view, std::span<std::int64_t> ts,
@@ -515,7 +552,9 @@ Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end
   INGOT_RETURN_IF_ERROR(ReadLate(sid, start_ns, end_ns, &late, ws, skipped));
   const std::int64_t chunk_end = head_first == kMinTs ? kMinTs : std::min(end_ns, head_first - 1);
   if (head_first != kMinTs && start_ns <= chunk_end) {
-    INGOT_RETURN_IF_ERROR(ForEachChunk(sid, start_ns, chunk_end, [&](const ChunkView& view) {
+    // With `skipped`, the callback passes over bad chunks; an error here is an unreadable block
+    // (the rest of the range is skipped) or not damage at all.
+    Status walked = ForEachChunk(sid, start_ns, chunk_end, [&](const ChunkView& view) {
       const std::size_t old = ts->size();
       const std::size_t n = view.count();
       Status st;
@@ -534,8 +573,8 @@ Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end
         return Status::OK();
       }
       // Only the first and the last chunk of the range hold points outside it.
-      auto first = std::lower_bound(ts->begin() + static_cast<std::ptrdiff_t>(old), ts->end(),
-                                    start_ns);
+      auto first =
+          std::lower_bound(ts->begin() + static_cast<std::ptrdiff_t>(old), ts->end(), start_ns);
       auto last = std::upper_bound(first, ts->end(), chunk_end);
       const auto from = static_cast<std::size_t>(first - ts->begin());
       const auto to = static_cast<std::size_t>(last - ts->begin());
@@ -550,7 +589,11 @@ Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end
         values->resize(old + (to - from));
       }
       return Status::OK();
-    }));
+    });
+    if (!walked.ok()) {
+      if (skipped == nullptr || !walked.IsCorruption()) return walked;
+      skipped->push_back({sid, start_ns, chunk_end, walked});
+    }
   }
   ts->insert(ts->end(), head_ts.begin(), head_ts.end());
   values->insert(values->end(), head_values.begin(), head_values.end());

@@ -22,11 +22,9 @@
 // shard(i).Append must be called by one thread per shard at a time.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -44,6 +42,7 @@
 #include "config/clock.h"
 #include "config/options.h"
 #include "config/status.h"
+#include "config/thread_annotations.h"
 
 namespace ingot {
 
@@ -69,6 +68,12 @@ struct CorruptChunk {
   std::int64_t last_ts_ns = 0;
   Status status;
 };
+
+// Parses a WAL points or batch payload into `records` and the series `definitions` it carries
+// (points with a bad type or id are counted in `*bad_points` and left out); false if the framing
+// inside the payload is bad. Recovery and the offline check use it.
+bool ParseWalPointsPayload(std::span<const std::uint8_t> payload, std::vector<PointRecord>* records,
+                           std::span<const std::uint8_t>* definitions, std::uint64_t* bad_points);
 
 // Buffers of a late-data read, reused across reads by one reader.
 struct LateReadBuffers {
@@ -176,12 +181,12 @@ class Storage {
   std::vector<std::unique_ptr<ShardEngine>> shards_;
   RecoveryStats recovery_;
   LateSet late_;
-  std::mutex compact_mu_;  // guards compactor_
-  std::unique_ptr<LateCompactor> compactor_;
+  Mutex compact_mu_;
+  std::unique_ptr<LateCompactor> compactor_ PT_GUARDED_BY(compact_mu_);  // set by Open
 
-  std::mutex bg_mu_;
-  std::condition_variable bg_cv_;
-  bool stop_ = false;
+  Mutex bg_mu_;
+  CondVar bg_cv_;
+  bool stop_ GUARDED_BY(bg_mu_) = false;
   std::thread background_;
   bool closed_ = false;
 };

@@ -91,13 +91,16 @@ struct QueryOptions {
   std::uint32_t max_connections = 1024;       // HTTP connections; 503 and close past it
   std::uint64_t max_request_bytes = 64ull << 20;
   std::uint64_t max_inflight_request_bytes = 256ull << 20;  // all bodies; 503 past it
-  std::uint32_t idle_timeout_ms = 60'000;     // keep-alive idle limit
-  std::uint32_t timeout_ms = 30'000;          // per request read/write
-  std::uint32_t max_concurrent = 16;          // queries in flight; 503 past it
-  std::uint64_t max_points = 50'000'000;      // per response; 422 past it
-  std::uint32_t max_series = 100'000;         // per selector
-  std::uint32_t lookback_ms = 300'000;        // instant-vector lookback
-  TlsOptions tls;                             // query.tls_* keys: the HTTP listener
+  std::uint32_t idle_timeout_ms = 60'000;                   // keep-alive idle limit
+  std::uint32_t timeout_ms = 30'000;                        // per request read/write
+  std::uint32_t max_concurrent = 16;                        // queries in flight; 503 past it
+  std::uint64_t max_points = 50'000'000;                    // per response; 422 past it
+  std::uint32_t max_series = 100'000;                       // per selector
+  std::uint32_t lookback_ms = 300'000;                      // instant-vector lookback
+  // query.damaged_chunks: "skip" answers without a damaged chunk's points and says so in the
+  // answer's warnings; "fail" fails a query that reads one.
+  std::string damaged_chunks = "skip";
+  TlsOptions tls;  // query.tls_* keys: the HTTP listener
 };
 
 struct Options {

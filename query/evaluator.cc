@@ -193,6 +193,8 @@ class Evaluator {
     const std::size_t half = series.size() / 2;
     const std::span<const SeriesRef> all = series;
     SeriesReader side_reader(reader_.storage());
+    std::vector<CorruptChunk> side_damage;
+    if (reader_.damage_sink() != nullptr) side_reader.SkipDamage(&side_damage);
     std::vector<SeriesResult> side_results;
     auto side = std::async(std::launch::async, [&] {
       return RangeFunctionOver(e, all.subspan(half), side_reader, &side_results);
@@ -202,6 +204,10 @@ class Evaluator {
     INGOT_RETURN_IF_ERROR(first);
     INGOT_RETURN_IF_ERROR(second);
     for (SeriesResult& r : side_results) out->series.push_back(std::move(r));
+    if (reader_.damage_sink() != nullptr) {
+      reader_.damage_sink()->insert(reader_.damage_sink()->end(), side_damage.begin(),
+                                    side_damage.end());
+    }
     return Status::OK();
   }
 

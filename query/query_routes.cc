@@ -50,6 +50,7 @@ struct QueryMetrics {
   Counter* errors;
   Counter* rejected;
   Counter* points;
+  Counter* damaged;
   Histogram* seconds;
 };
 
@@ -66,6 +67,9 @@ QueryMetrics& QueryCounters() {
                                "Query requests refused because query.max_concurrent were running.");
     q.points = &r.AddCounter("ingot_query_points_returned_total",
                              "Points written by the export endpoint.");
+    q.damaged = &r.AddCounter("ingot_query_damaged_chunks_skipped_total",
+                              "Damaged chunks (or unreadable blocks) left out of query answers "
+                              "with a warning (query.damaged_chunks = \"skip\").");
     q.seconds = &r.AddHistogram("ingot_query_duration_seconds",
                                 "Query latency until the last byte of the body was produced.",
                                 ExponentialBuckets(0.0005, 2, 16));
@@ -286,7 +290,9 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   }
 
   // Shared by query and query_range: parses and evaluates. False after filling the reply.
-  bool Run(const Params& params, const EvalParams& eval, EvalResult* result, HttpReply& reply) {
+  // `*warnings` gets the answer's "warnings" member (empty, or `,"warnings":[...]`).
+  bool Run(const Params& params, const EvalParams& eval, EvalResult* result, HttpReply& reply,
+           std::string* warnings) {
     const std::string* query = params.Get("query");
     if (query == nullptr || query->empty()) {
       BadParam(reply, "query", "missing");
@@ -299,12 +305,39 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       return false;
     }
     SeriesReader reader(storage_);
+    std::vector<CorruptChunk> damage;
+    if (options_.damaged_chunks == "skip") reader.SkipDamage(&damage);
     st = Evaluate(*expr, eval, catalog_, reader, result);
     if (!st.ok()) {
       StatusReply(reply, st);
       return false;
     }
+    DamageWarnings(damage, warnings);
     return true;
+  }
+
+  // The answer's warnings for damaged data left out of it (at most kMaxWarnings listed).
+  static void DamageWarnings(const std::vector<CorruptChunk>& damage, std::string* out) {
+    out->clear();
+    if (damage.empty()) return;
+    QueryCounters().damaged->Add(damage.size());
+    constexpr std::size_t kMaxWarnings = 10;
+    out->append(",\"warnings\":[");
+    for (std::size_t i = 0; i < damage.size() && i < kMaxWarnings; ++i) {
+      if (i != 0) out->push_back(',');
+      std::string text = "damaged data left out of the answer: points in [";
+      text.append(std::to_string(damage[i].first_ts_ns)).append(", ");
+      text.append(std::to_string(damage[i].last_ts_ns)).append("] ns: ");
+      text.append(damage[i].status.message());
+      AppendJsonString(text, out);
+    }
+    if (damage.size() > kMaxWarnings) {
+      out->push_back(',');
+      AppendJsonString(std::to_string(damage.size() - kMaxWarnings) +
+                           " more damaged chunks left out of the answer",
+                       out);
+    }
+    out->push_back(']');
   }
 
   EvalParams BaseEval() const {
@@ -323,7 +356,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     eval.start_ns = eval.end_ns = t;
     eval.step_ns = 1;
     EvalResult result;
-    if (!Run(params, eval, &result, reply)) return;
+    std::string warnings;
+    if (!Run(params, eval, &result, reply, &warnings)) return;
     std::string body = "{\"status\":\"success\",\"data\":{\"resultType\":";
     if (result.is_scalar) {
       body += "\"scalar\",\"result\":";
@@ -343,7 +377,9 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       }
       body.push_back(']');
     }
-    body += "}}\n";
+    body += "}";
+    body += warnings;
+    body += "}\n";
     SetReply(reply, http::status::ok, "application/json", std::move(body));
   }
 
@@ -388,7 +424,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     eval.end_ns = end_ns;
     eval.step_ns = step_ns;
     auto result = std::make_shared<EvalResult>();
-    if (!Run(params, eval, result.get(), reply)) return;
+    auto warnings = std::make_shared<std::string>();
+    if (!Run(params, eval, result.get(), reply, warnings.get())) return;
     if (result->is_scalar) {
       // A number over a range is one series without labels.
       SeriesResult s;
@@ -401,9 +438,11 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     reply.response.set(http::field::content_type, "application/json");
     // The body is written a few series at a time: a wide range over many series is large.
     auto next = std::make_shared<std::size_t>(0);
-    reply.stream = [result, next, eval](std::string* chunk) {
-      if (*next == 0) chunk->append("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
-                                    "\"result\":[");
+    reply.stream = [result, next, eval, warnings](std::string* chunk) {
+      if (*next == 0)
+        chunk->append(
+            "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
+            "\"result\":[");
       while (*next < result->series.size() && chunk->size() < kResultPieceBytes) {
         const SeriesResult& s = result->series[*next];
         if (*next != 0) chunk->push_back(',');
@@ -422,7 +461,9 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
         ++*next;
       }
       if (*next < result->series.size()) return true;
-      chunk->append("]}}\n");
+      chunk->append("]}");
+      chunk->append(*warnings);
+      chunk->append("}\n");
       return false;
     };
   }

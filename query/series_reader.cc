@@ -21,36 +21,46 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
   values_.clear();
   if (start_ns > end_ns) return Status::OK();
   std::int64_t head_first = kMaxTs;
-  INGOT_RETURN_IF_ERROR(storage_.shard(storage_.ShardOf(sid))
-                            .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_,
-                                      &head_first));
-  // Late data before the chunks (see Storage::ReadLate); chunks it overlaps are decoded, not
-  // handed to the filter, so that late points can replace theirs.
-  INGOT_RETURN_IF_ERROR(storage_.ReadLate(sid, start_ns, end_ns, &late_, *ws_));
+  INGOT_RETURN_IF_ERROR(
+      storage_.shard(storage_.ShardOf(sid))
+          .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_, &head_first));
+  // Late data before the chunks (see Storage::ReadLate); chunks it overlaps are decoded, not handed
+  // to the filter, so that late points can replace theirs.
+  INGOT_RETURN_IF_ERROR(storage_.ReadLate(sid, start_ns, end_ns, &late_, *ws_, damage_));
   if (!late_.points.empty()) filter = nullptr;
-  // Chunk points at or after the head's first point were sealed after the snapshot: the head
-  // copy already has them.
+  // Chunk points at or after the head's first point were sealed after the snapshot: the head copy
+  // already has them.
   if (head_first != kMinTs) {
     const std::int64_t chunk_end = std::min(end_ns, head_first - 1);
     if (start_ns <= chunk_end) {
-      INGOT_RETURN_IF_ERROR(storage_.ForEachChunk(
-          sid, start_ns, chunk_end, [&](const ChunkView& view) -> Status {
+      Status walked =
+          storage_.ForEachChunk(sid, start_ns, chunk_end, [&](const ChunkView& view) -> Status {
             const std::size_t n = view.count();
             if (filter != nullptr && n != 0 && view.header.min_ts_ns >= start_ns &&
                 view.header.max_ts_ns <= chunk_end && filter->claim(view.header)) {
-              return filter->take(view);
+              Status taken = filter->take(view);
+              if (taken.ok() || damage_ == nullptr || !taken.IsCorruption()) return taken;
+              damage_->push_back({sid, view.first_ts_ns, view.last_ts_ns(), Damaged(sid, taken)});
+              return Status::OK();
             }
             const std::size_t old = ts_.size();
-            if (n == 0) return Storage::DecodeChunk(view, {}, {}, *ws_);
-            ts_.resize(old + n);
-            values_.resize(old + n);
-            Status st = Storage::DecodeChunk(view, std::span(ts_).subspan(old),
-                                             std::span(values_).subspan(old), *ws_);
+            Status st;
+            if (n == 0) {
+              st = Storage::DecodeChunk(view, {}, {}, *ws_);
+            } else {
+              ts_.resize(old + n);
+              values_.resize(old + n);
+              st = Storage::DecodeChunk(view, std::span(ts_).subspan(old),
+                                        std::span(values_).subspan(old), *ws_);
+            }
             if (!st.ok()) {
               ts_.resize(old);
               values_.resize(old);
-              return st;
+              if (damage_ == nullptr || !st.IsCorruption()) return st;
+              damage_->push_back({sid, view.first_ts_ns, view.last_ts_ns(), Damaged(sid, st)});
+              return Status::OK();
             }
+            if (n == 0) return Status::OK();
             // Only the first and the last chunk of the range hold points outside it.
             if (ts_[old] < start_ns || ts_.back() > chunk_end) {
               const auto first =
@@ -69,7 +79,13 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
               values_.resize(old + (to - from));
             }
             return Status::OK();
-          }));
+          });
+      if (!walked.ok()) {
+        // With a sink, the callback passes over bad chunks: this is an unreadable block (the rest
+        // of the range is left out) or not damage at all.
+        if (damage_ == nullptr || !walked.IsCorruption()) return Damaged(sid, walked);
+        damage_->push_back({sid, start_ns, chunk_end, Damaged(sid, walked)});
+      }
     }
   }
   ts_.insert(ts_.end(), head_ts_.begin(), head_ts_.end());
@@ -82,6 +98,13 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
     values_.assign(late_values_.begin(), late_values_.end());
   }
   return Status::OK();
+}
+
+Status SeriesReader::Damaged(SeriesId sid, const Status& st) const {
+  if (!st.IsCorruption()) return st;
+  std::string context = "series ";
+  context.append(storage_.index().KeyOf(sid));
+  return st.WithContext(context);
 }
 
 Status SeriesReader::DecodeValues(const ChunkView& view, std::span<double> out) {

@@ -37,9 +37,16 @@ class SeriesReader {
   explicit SeriesReader(Storage& storage);
 
   // Points of `sid` with start_ns <= ts <= end_ns, sorted by time, in ts()/values() (valid until
-  // the next Read). A corrupt chunk fails the read with Corruption naming series and time range.
+  // the next Read). A corrupt chunk or an unreadable block fails the read with Corruption naming
+  // the series (its key) and time range, unless damage is being skipped (below).
   Status Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
               const ChunkFilter* filter = nullptr);
+
+  // From now on, damaged chunks (and the rest of a range behind an unreadable block) are left out
+  // of reads and reported in `*sink` instead (nullptr: fail again). The caller owns the sink and
+  // turns it into warnings.
+  void SkipDamage(std::vector<CorruptChunk>* sink) { damage_ = sink; }
+  std::vector<CorruptChunk>* damage_sink() const { return damage_; }
 
   std::span<const std::int64_t> ts() const { return ts_; }
   std::span<const double> values() const { return values_; }
@@ -51,8 +58,12 @@ class SeriesReader {
   Status DecodeValues(const ChunkView& view, std::span<double> out);
 
  private:
+  // Adds the series key to a damage report.
+  Status Damaged(SeriesId sid, const Status& st) const;
+
   Storage& storage_;
   std::unique_ptr<codec::Workspace> ws_;
+  std::vector<CorruptChunk>* damage_ = nullptr;
   // Chunks decode into these right after they grow: leave new elements uninitialized instead of
   // zero-filling 16 bytes per point first.
   template <typename T>

@@ -1,10 +1,15 @@
 // End-to-end: the real ingotd binary starts, serves /health, refuses a second instance on the same
-// data dir, reports a port in use, and stops cleanly on SIGTERM and SIGINT.
+// data dir, reports a port in use, stops cleanly on SIGTERM and SIGINT, and checks a stopped node's
+// data directory offline (--check).
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <random>
 
 #include "tests/e2e/node_process.h"
 
@@ -85,6 +90,87 @@ TEST(NodeLifecycle, CpuProfileIsWritten) {
   EXPECT_EQ(node.WaitExit(), 2);
   EXPECT_NE(node.log().find("INGOT_PROFILER"), std::string::npos) << node.log();
 #endif
+}
+
+struct CheckRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CheckRun RunCheck(const std::string& data_dir) {
+  std::string command = IngotdPath();
+  command += " --data-dir '";
+  command += data_dir;
+  command += "' --check 2>&1";
+  CheckRun run;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) run.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(NodeLifecycle, CheckFindsDamageInAStoppedNodesDataDir) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  {
+    NodeProcess node(data);
+    ASSERT_TRUE(node.ok()) << node.log();
+    // 20 series of 3,000 noisy points: sealed chunks of a few KiB each.
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> noise(0, 1000);
+    for (int s = 0; s < 20; ++s) {
+      std::string body;
+      for (int i = 0; i < 3000; ++i) {
+        body += "cpu,host=h";
+        body += std::to_string(s);
+        body += " usage=";
+        body += std::to_string(noise(rng));
+        body += ' ';
+        body += std::to_string(1'700'000'000'000'000'000 + i * 1'000'000'000LL);
+        body += '\n';
+      }
+      ASSERT_EQ(HttpPost(node.http_port(), "/write", body).status, 204);
+    }
+    // A running node holds the directory: the check refuses to run.
+    const CheckRun busy = RunCheck(data);
+    EXPECT_EQ(busy.exit_code, 2) << busy.output;
+    EXPECT_NE(busy.output.find("locked"), std::string::npos) << busy.output;
+    ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
+  }
+  const CheckRun clean = RunCheck(data);
+  EXPECT_EQ(clean.exit_code, 0) << clean.output;
+  EXPECT_NE(clean.output.find("series: 20\n"), std::string::npos) << clean.output;
+  EXPECT_NE(clean.output.find("points readable: 60000\n"), std::string::npos) << clean.output;
+  EXPECT_NE(clean.output.find("result: clean"), std::string::npos) << clean.output;
+
+  // One flipped byte a third of the way into the largest table file.
+  std::string target;
+  std::uintmax_t largest = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(data + "/db")) {
+    if (entry.path().extension() == ".sst" && entry.file_size() > largest) {
+      largest = entry.file_size();
+      target = entry.path();
+    }
+  }
+  ASSERT_GT(largest, 50'000u);
+  {
+    std::fstream file(target, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(static_cast<std::streamoff>(largest / 3));
+    char byte = 0;
+    file.read(&byte, 1);
+    byte = static_cast<char>(byte ^ 0x5a);
+    file.seekp(static_cast<std::streamoff>(largest / 3));
+    file.write(&byte, 1);
+  }
+  const CheckRun damaged = RunCheck(data);
+  EXPECT_EQ(damaged.exit_code, 1) << damaged.output;
+  EXPECT_NE(damaged.output.find("result: DAMAGED"), std::string::npos) << damaged.output;
+  EXPECT_NE(damaged.output.find("damaged: "), std::string::npos) << damaged.output;
+  EXPECT_NE(damaged.output.find("cpu_usage,host=h"), std::string::npos) << damaged.output;
 }
 
 }  // namespace

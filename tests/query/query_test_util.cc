@@ -44,13 +44,20 @@ HttpRequest MakePost(const std::string& target, const std::string& form_body) {
 }
 
 void QueryFixture::SetUp() {
-  StorageOptions options;
-  options.data_dir = dir_.path();
-  options.wal_sync = "none";
-  options.block_cache_bytes = 8 << 20;
-  options.checkpoint_interval_ms = 3'600'000;
-  ASSERT_TRUE(Storage::Open(options, 2, clock_, &storage_).ok());
+  storage_options_.data_dir = dir_.path();
+  storage_options_.wal_sync = "none";
+  storage_options_.block_cache_bytes = 8 << 20;
+  storage_options_.checkpoint_interval_ms = 3'600'000;
+  ASSERT_TRUE(Storage::Open(storage_options_, 2, clock_, &storage_).ok());
   Configure(QueryOptions{});
+}
+
+void QueryFixture::Reopen() {
+  router_.reset();
+  ASSERT_TRUE(storage_->Close().ok());
+  storage_.reset();
+  ASSERT_TRUE(Storage::Open(storage_options_, 2, clock_, &storage_).ok());
+  Configure(query_options_);
 }
 
 void QueryFixture::TearDown() {
@@ -62,6 +69,7 @@ void QueryFixture::TearDown() {
 }
 
 void QueryFixture::Configure(const QueryOptions& options) {
+  query_options_ = options;
   router_ = std::make_unique<HttpRouter>();
   RegisterQueryRoutes(*router_, *storage_, options);
 }

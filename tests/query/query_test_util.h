@@ -46,6 +46,9 @@ class QueryFixture : public ::testing::Test {
   void TearDown() override;
   // Re-registers the routes with different options.
   void Configure(const QueryOptions& options);
+  // Closes the storage and opens it again on the same directory (routes re-registered with the last
+  // options).
+  void Reopen();
 
   // Creates (or finds) series measurement,tags field and appends points in one batch.
   SeriesId Add(const std::string& measurement,
@@ -59,6 +62,8 @@ class QueryFixture : public ::testing::Test {
 
   ScratchDir dir_;
   ManualClock clock_{1'700'000'000'000'000'000};
+  StorageOptions storage_options_;
+  QueryOptions query_options_;
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<HttpRouter> router_;
 };
