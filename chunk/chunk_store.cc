@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include <rocksdb/compaction_filter.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 
@@ -46,6 +48,115 @@ class RetentionFilterFactory final : public rocksdb::CompactionFilterFactory {
  private:
   const Clock& clock_;
   const std::int64_t retention_ns_;
+};
+
+// A full disk or an exhausted descriptor table passes. RocksDB treats a plain I/O error while it
+// flushes or creates its log as fatal (only reopening the database clears it), but recovers by
+// itself from a retryable one: writes stop, a background retry flushes again, and writes resume
+// once it succeeds (ShardEngine::Recover then resumes the shard). This file system marks the
+// errors of those transient conditions retryable, at file creation and on every write.
+bool IsTransient(const rocksdb::IOStatus& s) {
+  if (s.ok()) return false;
+  if (s.subcode() == rocksdb::Status::kNoSpace || s.subcode() == rocksdb::Status::kSpaceLimit) {
+    return true;
+  }
+  const char* msg = s.getState();
+  if (msg == nullptr) return false;
+  return std::strstr(msg, "Too many open files") != nullptr ||
+         std::strstr(msg, "No space left on device") != nullptr ||
+         std::strstr(msg, "Disk quota exceeded") != nullptr;
+}
+
+// A retryable I/O error with the original message. A full disk loses its NoSpace subcode on
+// purpose: RocksDB's own no-space handling needs an SstFileManager to recover, the retry does not.
+rocksdb::IOStatus MarkTransient(rocksdb::IOStatus s) {
+  if (!IsTransient(s)) return s;
+  rocksdb::IOStatus retryable = rocksdb::IOStatus::IOError(s.ToString());
+  retryable.SetRetryable(true);
+  return retryable;
+}
+
+class TransientWritableFile final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  explicit TransientWritableFile(std::unique_ptr<rocksdb::FSWritableFile>&& file)
+      : rocksdb::FSWritableFileOwnerWrapper(std::move(file)) {}
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->Append(data, options, dbg));
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           const rocksdb::DataVerificationInfo& info,
+                           rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->Append(data, options, info, dbg));
+  }
+  rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data, std::uint64_t offset,
+                                     const rocksdb::IOOptions& options,
+                                     rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->PositionedAppend(data, offset, options, dbg));
+  }
+  rocksdb::IOStatus Flush(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->Flush(options, dbg));
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& options, rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->Sync(options, dbg));
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->Fsync(options, dbg));
+  }
+  rocksdb::IOStatus Close(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->Close(options, dbg));
+  }
+};
+
+class TransientErrorsFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  explicit TransientErrorsFileSystem(const std::shared_ptr<rocksdb::FileSystem>& base)
+      : rocksdb::FileSystemWrapper(base) {}
+  const char* Name() const override { return "ingot.TransientErrorsFileSystem"; }
+
+  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                    rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->NewWritableFile(name, options, result, dbg), result);
+  }
+  rocksdb::IOStatus ReopenWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                       std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                       rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->ReopenWritableFile(name, options, result, dbg), result);
+  }
+  rocksdb::IOStatus ReuseWritableFile(const std::string& name, const std::string& old_name,
+                                      const rocksdb::FileOptions& options,
+                                      std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                      rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->ReuseWritableFile(name, old_name, options, result, dbg), result);
+  }
+  rocksdb::IOStatus NewRandomAccessFile(const std::string& name,
+                                        const rocksdb::FileOptions& options,
+                                        std::unique_ptr<rocksdb::FSRandomAccessFile>* result,
+                                        rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->NewRandomAccessFile(name, options, result, dbg));
+  }
+  rocksdb::IOStatus NewSequentialFile(const std::string& name, const rocksdb::FileOptions& options,
+                                      std::unique_ptr<rocksdb::FSSequentialFile>* result,
+                                      rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->NewSequentialFile(name, options, result, dbg));
+  }
+  rocksdb::IOStatus NewDirectory(const std::string& name, const rocksdb::IOOptions& options,
+                                 std::unique_ptr<rocksdb::FSDirectory>* result,
+                                 rocksdb::IODebugContext* dbg) override {
+    return MarkTransient(target()->NewDirectory(name, options, result, dbg));
+  }
+
+ private:
+  static rocksdb::IOStatus Wrap(rocksdb::IOStatus s,
+                                std::unique_ptr<rocksdb::FSWritableFile>* result) {
+    if (!s.ok()) return MarkTransient(std::move(s));
+    *result = std::make_unique<TransientWritableFile>(std::move(*result));
+    return s;
+  }
 };
 
 }  // namespace
@@ -149,6 +260,12 @@ Status ChunkStore::OpenMode(const std::string& dir, const StorageOptions& option
   db_options.max_background_jobs = 2;
   db_options.keep_log_file_num = 5;
   db_options.max_open_files = options.max_open_files;
+  rocksdb::Env* base_env =
+      options.rocksdb_env != nullptr ? options.rocksdb_env : rocksdb::Env::Default();
+  std::unique_ptr<ChunkStore> s(new ChunkStore());
+  s->env_ = rocksdb::NewCompositeEnv(
+      std::make_shared<TransientErrorsFileSystem>(base_env->GetFileSystem()));
+  db_options.env = s->env_.get();
 
   rocksdb::ColumnFamilyOptions index_options;
   rocksdb::BlockBasedTableOptions table;
@@ -176,7 +293,6 @@ Status ChunkStore::OpenMode(const std::string& dir, const StorageOptions& option
       {"meta", index_options},
       {"late", chunk_options},
   };
-  std::unique_ptr<ChunkStore> s(new ChunkStore());
   rocksdb::DB* raw = nullptr;
   rocksdb::Status rs =
       read_only ? rocksdb::DB::OpenForReadOnly(db_options, dir, families, &s->handles_, &raw)
@@ -192,8 +308,8 @@ Status ChunkStore::CompactChunks() {
   rocksdb::CompactRangeOptions options;
   // Force the bottommost level through the filter too, so that every chunk is examined.
   options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
-  INGOT_RETURN_IF_ERROR(FromRocks(db_->CompactRange(options, chunks_cf(), nullptr, nullptr),
-                                  "compact chunks"));
+  INGOT_RETURN_IF_ERROR(
+      FromRocks(db_->CompactRange(options, chunks_cf(), nullptr, nullptr), "compact chunks"));
   return FromRocks(db_->CompactRange(options, late_cf(), nullptr, nullptr), "compact late chunks");
 }
 

@@ -121,6 +121,7 @@ class ChunkStore {
   static Status OpenMode(const std::string& dir, const StorageOptions& options, const Clock& clock,
                          bool read_only, std::unique_ptr<ChunkStore>* store);
 
+  std::unique_ptr<rocksdb::Env> env_;  // outlives db_: declared first, destroyed last
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   std::atomic<std::uint64_t> late_seq_{1};

@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <string>
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 namespace ingot {
 
 struct LogOptions {
@@ -81,6 +85,9 @@ struct StorageOptions {
   std::uint64_t late_buffer_points = 1u << 18;
   std::uint64_t late_compaction_points_per_s = 4u << 20;
   LimitsOptions limits;  // [limits] in the config file
+  // Not a config key: the RocksDB environment (default: the process'), for fault injection in
+  // tests. Must outlive the store.
+  rocksdb::Env* rocksdb_env = nullptr;
 };
 
 struct QueryOptions {

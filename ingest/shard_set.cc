@@ -1,5 +1,7 @@
 #include "ingest/shard_set.h"
 
+#include <algorithm>
+
 #include "config/logging.h"
 #include "ingest/ingest_metrics.h"
 
@@ -48,11 +50,18 @@ void ShardSet::Start() {
   for (int i = 0; i < static_cast<int>(shards_.size()); ++i) {
     shards_[static_cast<std::size_t>(i)]->thread = std::thread([this, i] { Run(i); });
   }
-  MutexLock lock(g_live_mu);
-  g_live = this;
-  // The gauges are registered once per process and read whichever set is live.
-  while (g_registered_shards < static_cast<int>(shards_.size())) {
-    const int i = g_registered_shards++;
+  int from = 0, to = 0;
+  {
+    MutexLock lock(g_live_mu);
+    g_live = this;
+    from = g_registered_shards;
+    to = std::max(from, static_cast<int>(shards_.size()));
+    g_registered_shards = to;
+  }
+  // The gauges are registered once per process and read whichever set is live. Registered
+  // outside g_live_mu: rendering /metrics holds the registry's lock while a gauge takes
+  // g_live_mu, so taking them in the other order here could deadlock.
+  for (int i = from; i < to; ++i) {
     MetricsRegistry::Default().AddCallbackGauge(
         "ingot_shard_queue_depth", "Batches waiting in each shard's queue.",
         [i] {
