@@ -31,8 +31,9 @@ enum class FloatEncoding : std::uint8_t {
   kAlpRd = 4,
   kGorilla = 5,
   kXorGroups = 6,
+  kAlpZstd = 7,  // ALP integers as varints through zstd (background rewrites)
 };
-inline constexpr int kFloatEncodingCount = 7;
+inline constexpr int kFloatEncodingCount = 8;
 
 // A short stable name ("alp", "gorilla", ...) for metrics and reports.
 const char* FloatEncodingName(FloatEncoding e) noexcept;
@@ -54,6 +55,12 @@ EncodeResult EncodeDoubles(std::span<const double> values, SeriesHint& hint, Wor
                            std::span<std::uint8_t> out) noexcept;
 EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Workspace& ws,
                           std::span<std::uint8_t> out) noexcept;
+
+// Encodes for long-term storage: EncodeDoubles' choice, or ALP through zstd (kAlpZstd) when that
+// is smaller. Several times slower than EncodeDoubles: meant for background rewrites of sealed
+// chunks, not the ingest path. REQUIRES: as for EncodeDoubles.
+EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
+                                  std::span<std::uint8_t> out) noexcept;
 
 // Encodes with one given encoding instead of choosing (benchmarks, tests, comparisons). Falls back
 // to raw when that encoding cannot represent the block or would not be smaller than raw; the

@@ -602,6 +602,7 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kXorGroups: return EncodeXorGroups<T, false>(values, out);
     case FloatEncoding::kConstant: return EncodeConstant(values, out);
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
+    case FloatEncoding::kAlpZstd: break;  // not a candidate of the chooser
   }
   return 0;
 }
@@ -823,7 +824,8 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
     }
     case FloatEncoding::kXorGroups: return EncodeXorGroups<T, false>(values, bounded);
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
-    case FloatEncoding::kConstant: break;
+    case FloatEncoding::kConstant:
+    case FloatEncoding::kAlpZstd: break;
   }
   return 0;
 }
@@ -848,7 +850,8 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
       return fixed + (rd_window - fixed) * n / window;
     }
     case FloatEncoding::kConstant:
-    case FloatEncoding::kRaw: break;
+    case FloatEncoding::kRaw:
+    case FloatEncoding::kAlpZstd: break;
   }
   return SIZE_MAX;
 }
@@ -893,7 +896,8 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
           EncodeXorGroups<T, false>(values, std::span<std::uint8_t>(ws.bytes, limit));
       break;
     case FloatEncoding::kConstant:
-    case FloatEncoding::kRaw: break;
+    case FloatEncoding::kRaw:
+    case FloatEncoding::kAlpZstd: break;
   }
   if (candidate_bytes == 0) return false;
   std::memcpy(out.data(), ws.bytes, candidate_bytes);
@@ -1075,6 +1079,11 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
       break;
     case FloatEncoding::kGorilla: bytes = EncodeGorilla<T, false>(values, bounded); break;
     case FloatEncoding::kXorGroups: bytes = EncodeXorGroups<T, false>(values, bounded); break;
+    case FloatEncoding::kAlpZstd: {
+      const AlpChoice alp = SearchAlpExponents(values, hint, ws, 1e9, /*for_encode=*/true);
+      bytes = EncodeAlpZstd<T>(values, alp.exponent, alp.factor, ws, bounded);
+      break;
+    }
     case FloatEncoding::kRaw: break;
   }
   if (bytes == 0) {
@@ -1095,6 +1104,7 @@ const char* FloatEncodingName(FloatEncoding e) noexcept {
     case FloatEncoding::kAlpRd: return "alp_rd";
     case FloatEncoding::kGorilla: return "gorilla";
     case FloatEncoding::kXorGroups: return "xor_groups";
+    case FloatEncoding::kAlpZstd: return "alp_zstd";
   }
   return "unknown";
 }
@@ -1117,6 +1127,22 @@ EncodeResult EncodeDoublesAs(FloatEncoding encoding, std::span<const double> val
                              SeriesHint& hint, Workspace& ws,
                              std::span<std::uint8_t> out) noexcept {
   return EncodeForced(encoding, values, hint, ws, out);
+}
+
+EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
+                                  std::span<std::uint8_t> out) noexcept {
+  const EncodeResult chosen = EncodeDoubles(values, hint, ws, out);
+  if (chosen.encoding == FloatEncoding::kConstant || chosen.bytes <= kAlpZstdHeaderBytes) {
+    return chosen;
+  }
+  // The chooser's search left the block's best exponent/factor pairs in the hint.
+  const AlpChoice alp = SearchAlpExponents(values, hint, ws, 1e9, /*for_encode=*/true);
+  const std::size_t room = std::min(chosen.bytes - 1, sizeof ws.bytes);
+  const std::size_t bytes =
+      EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, std::span(ws.bytes, room));
+  if (bytes == 0 || bytes >= chosen.bytes) return chosen;
+  std::memcpy(out.data(), ws.bytes, bytes);
+  return {bytes, FloatEncoding::kAlpZstd};
 }
 
 EncodeResult EncodeFloatsAs(FloatEncoding encoding, std::span<const float> values,

@@ -447,6 +447,7 @@ Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspac
     case FloatEncoding::kAlpRd: return DecodeAlpRd(src, out, ws);
     case FloatEncoding::kGorilla: return DecodeGorilla(src, out, ws);
     case FloatEncoding::kXorGroups: return DecodeXorGroups(src, out, ws);
+    case FloatEncoding::kAlpZstd: return DecodeAlpZstd(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }

@@ -51,6 +51,16 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
 template <typename T>
 Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
+// ALP integers (delta or offsets from the minimum) as varints compressed with zstd. Slower to
+// encode than ALP; smaller on data whose integers are unevenly distributed. 0 when it cannot
+// represent the block or does not fit in `out`.
+template <typename T>
+std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned factor,
+                          Workspace& ws, std::span<std::uint8_t> out) noexcept;
+
+template <typename T>
+Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
+
 // ---- ALP-RD --------------------------------------------------------------------------------
 
 struct AlpRdPlan {

@@ -24,6 +24,9 @@ inline constexpr std::size_t kBlockHeaderBytes = 3;  // encoding, count
 inline constexpr std::size_t kAlpHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8;
 // ALP with delta: the ALP header plus the first integer (i64).
 inline constexpr std::size_t kAlpDeltaHeaderBytes = kAlpHeaderBytes + 8;
+// ALP through zstd: header, exponent, factor, flags, exception count (u16), base (i64), frame
+// bytes (u32); then the zstd frame and the exceptions.
+inline constexpr std::size_t kAlpZstdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8 + 4;
 // ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;
 inline constexpr unsigned kAlpRdMaxLeftBits = 16;

@@ -9,6 +9,8 @@
 
 namespace ingot::codec {
 
+struct ZstdContexts;
+
 class Workspace {
  public:
   static constexpr int kLanes = 1024;
@@ -17,6 +19,7 @@ class Workspace {
   static constexpr int kScratchBytes = kLanes * 8 + 512;
 
   Workspace() = default;
+  ~Workspace();
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
 
@@ -32,6 +35,9 @@ class Workspace {
   alignas(64) std::uint64_t exception_bitmap[kLanes / 64];
   // A second encoded block (the runner-up candidate) or a zero-padded copy of an input stream.
   alignas(64) std::uint8_t bytes[kScratchBytes];
+  // zstd's compression and decompression contexts, made on first use by the entropy-coded
+  // encoding (codec/alp_zstd.cc) and kept for the Workspace's life.
+  ZstdContexts* zstd = nullptr;
 };
 
 }  // namespace ingot::codec

@@ -14,10 +14,10 @@ namespace {
 using testing::MakePattern;
 using testing::Pattern;
 
-constexpr FloatEncoding kEncodings[] = {FloatEncoding::kRaw,      FloatEncoding::kConstant,
-                                        FloatEncoding::kAlp,      FloatEncoding::kAlpDelta,
-                                        FloatEncoding::kAlpRd,    FloatEncoding::kGorilla,
-                                        FloatEncoding::kXorGroups};
+constexpr FloatEncoding kEncodings[] = {
+    FloatEncoding::kRaw,     FloatEncoding::kConstant, FloatEncoding::kAlp,
+    FloatEncoding::kAlpDelta, FloatEncoding::kAlpRd,   FloatEncoding::kGorilla,
+    FloatEncoding::kXorGroups, FloatEncoding::kAlpZstd};
 
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {

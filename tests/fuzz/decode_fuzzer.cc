@@ -1,6 +1,8 @@
 // libFuzzer target for one codec decoder (chosen by INGOT_FUZZ_DECODER at build time). The first
 // two input bytes give the expected value count; the rest is the block. Any input must give an
 // error or a valid decode; a successful decode of a float block must re-encode and round trip.
+// The alp_zstd target builds its block around a real zstd frame of the fuzzer's bytes, so that
+// the mutations reach the varints inside the frame (zstd's own decoder is fuzzed upstream).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -8,6 +10,11 @@
 #include <vector>
 
 #include "codec/codec.h"
+#include "codec/format.h"
+
+#if INGOT_FUZZ_DECODER == 3
+#include <zstd.h>
+#endif
 
 namespace {
 
@@ -38,6 +45,37 @@ void FuzzFloat(const std::uint8_t* data, std::size_t size, std::size_t count) {
   if (!again.ok() || std::memcmp(back.data(), out.data(), count * sizeof(T)) != 0) __builtin_trap();
 }
 
+#if INGOT_FUZZ_DECODER == 3
+// Input: the 13 header bytes after the block header (exponent, factor, flags, exception count,
+// base), the varint stream, then the exceptions (10 bytes each).
+void FuzzAlpZstd(const std::uint8_t* data, std::size_t size, std::size_t count) {
+  using namespace ingot::codec;
+  constexpr std::size_t kFields = 13;
+  if (size < kFields) return;
+  std::uint8_t fields[kFields];
+  std::memcpy(fields, data, kFields);
+  const std::size_t exceptions = (fields[3] | (fields[4] << 8)) % (count + 1);
+  fields[3] = static_cast<std::uint8_t>(exceptions);
+  fields[4] = static_cast<std::uint8_t>(exceptions >> 8);
+  const std::size_t tail = exceptions * 10;
+  if (size - kFields < tail) return;
+  const std::uint8_t* stream = data + kFields;
+  const std::size_t stream_len = size - kFields - tail;
+  std::vector<std::uint8_t> frame(ZSTD_compressBound(stream_len));
+  const std::size_t z = ZSTD_compress(frame.data(), frame.size(), stream, stream_len, 1);
+  if (ZSTD_isError(z)) return;
+  std::vector<std::uint8_t> block(kAlpZstdHeaderBytes + z + tail);
+  block[0] = static_cast<std::uint8_t>(FloatEncoding::kAlpZstd);
+  block[1] = static_cast<std::uint8_t>(count);
+  block[2] = static_cast<std::uint8_t>(count >> 8);
+  std::memcpy(block.data() + 3, fields, kFields);
+  StoreLe<std::uint32_t>(block.data() + 16, static_cast<std::uint32_t>(z));
+  std::memcpy(block.data() + kAlpZstdHeaderBytes, frame.data(), z);
+  std::memcpy(block.data() + kAlpZstdHeaderBytes + z, data + size - tail, tail);
+  FuzzFloat<double>(block.data(), block.size(), count);
+}
+#endif
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -49,6 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FuzzFloat<double>(data, size, count);
 #elif INGOT_FUZZ_DECODER == 1
   FuzzFloat<float>(data, size, count);
+#elif INGOT_FUZZ_DECODER == 3
+  FuzzAlpZstd(data, size, count);
 #else
   std::vector<std::int64_t> out(count);
   (void)ingot::codec::DecodeInts({data, size}, out, Ws());

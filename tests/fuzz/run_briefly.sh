@@ -16,7 +16,7 @@ build="${root}/build-fuzz"
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DINGOT_FUZZ=ON \
   -DINGOT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
-ninja -C "$build" -j2 fuzz_decode_doubles fuzz_decode_floats fuzz_decode_ints \
+ninja -C "$build" -j2 fuzz_decode_doubles fuzz_decode_floats fuzz_decode_ints fuzz_decode_alp_zstd \
   fuzz_line_protocol fuzz_promql fuzz_http_request
 failed=""
 # run NAME MAX_LEN [libFuzzer flags...]
@@ -33,7 +33,7 @@ run() {
     failed="${failed} ${name}"
   fi
 }
-for f in doubles floats ints; do
+for f in doubles floats ints alp_zstd; do
   run "decode_${f}" 9000
 done
 for f in line_protocol promql http_request; do

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Bytes on disk for real data, Ingot against VictoriaMetrics in one run. Each data file becomes
+# one series (10 s apart, values as shortest round-trip decimal text) written over line protocol
+# into a fresh ingotd and a fresh victoria-metrics. Both then merge what they hold (Ingot:
+# POST /internal/force_merge, then a clean stop, counting its RocksDB .sst files; VictoriaMetrics:
+# /internal/force_flush and /internal/force_merge, counting its data/ folder once it stops
+# changing). Run it through `./dev compare-real-data [files]`, which installs victoria-metrics and
+# builds ingotd (Release) first.
+#
+# Files: raw little-endian float64 (.bin) or one value a line (.csv); default: the ALP row groups
+# in ../shared/datasets/alp-rowgroups.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+INGOTD="$ROOT/build/node/ingotd"
+VM="$(command -v victoria-metrics || true)"
+for tool in "$INGOTD" "$VM" "$(command -v python3 || true)" "$(command -v curl || true)"; do
+  if [[ -z $tool || ! -x $tool ]]; then
+    echo "compare_real_data.sh: missing ${tool:-victoria-metrics, python3 or curl}; run ./dev compare-real-data" >&2
+    exit 2
+  fi
+done
+FILES=("$@")
+if ((${#FILES[@]} == 0)); then FILES=("$ROOT"/../shared/datasets/alp-rowgroups/*.bin); fi
+
+source "$(dirname "${BASH_SOURCE[0]}")/compare_lib.sh"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/compare-real.XXXXXX")"
+cleanup() {
+  stop_server
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+T0=1704067200  # 2024-01-01T00:00:00Z: every file's points fall in one monthly partition
+PARTITION=2024_01
+
+# to_lines FILE OUT: one line per value, "real value=<v> <t>", t in seconds.
+to_lines() {
+  python3 - "$1" "$2" "$T0" <<'EOF'
+import struct, sys
+path, out, t0 = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if path.endswith(".bin"):
+    raw = open(path, "rb").read()
+    values = struct.unpack("<%dd" % (len(raw) // 8), raw[: len(raw) // 8 * 8])
+else:
+    values = [float(x) for x in open(path).read().split()]
+with open(out, "w") as f:
+    for i, v in enumerate(values):
+        f.write("real value=%r %d\n" % (v, t0 + 10 * i))
+print(len(values))
+EOF
+}
+
+# post_lines URL FILE: the file in pieces of 20,000 lines; fails on any non-2xx answer.
+post_lines() {
+  local url=$1 file=$2 piece
+  split -l 20000 "$file" "$WORK/piece."
+  for piece in "$WORK"/piece.*; do
+    curl -sf -o /dev/null --data-binary "@$piece" "$url" || {
+      echo "compare_real_data.sh: POST $url failed" >&2
+      return 1
+    }
+  done
+  rm -f "$WORK"/piece.*
+}
+
+# Bytes of a folder once it has not changed for 3 s (background merges done), at most 120 s.
+settled_bytes() {
+  local dir=$1 last=-1 now i
+  for ((i = 0; i < 120; i++)); do
+    now=$(du -sb "$dir" | cut -f1)
+    if [[ $now == "$last" ]] && ((i >= 3)); then break; fi
+    last=$now
+    sleep 1
+  done
+  echo "$now"
+}
+
+ingot_bytes() {
+  local lines=$1 data="$WORK/ingot"
+  rm -rf "$data"
+  local http tcp
+  http=$(free_port)
+  tcp=$(free_port)
+  SERVER_NAME=ingotd
+  SERVER_LOG="$WORK/ingotd.log"
+  "$INGOTD" --data-dir "$data" --set "query.http_listen=127.0.0.1:$http" \
+    --set "ingest.tcp_listen=127.0.0.1:$tcp" >"$SERVER_LOG" 2>&1 &
+  SERVER_PID=$!
+  wait_ready "http://127.0.0.1:$http/health" "$tcp"
+  post_lines "http://127.0.0.1:$http/write?precision=s" "$lines"
+  curl -sf -o /dev/null -X POST "http://127.0.0.1:$http/internal/force_merge"
+  stop_server
+  find "$data/db" -name '*.sst' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
+}
+
+vm_bytes() {
+  local lines=$1 data="$WORK/vm"
+  rm -rf "$data"
+  local http
+  http=$(free_port)
+  SERVER_NAME=victoria-metrics
+  SERVER_LOG="$WORK/vm.log"
+  "$VM" -storageDataPath="$data" -retentionPeriod=100y -httpListenAddr="127.0.0.1:$http" \
+    -loggerLevel=ERROR >"$SERVER_LOG" 2>&1 &
+  SERVER_PID=$!
+  # No TCP listener to wait for: the HTTP port stands for both.
+  wait_ready "http://127.0.0.1:$http/health" "$http"
+  post_lines "http://127.0.0.1:$http/write?precision=s" "$lines"
+  curl -sf -o /dev/null "http://127.0.0.1:$http/internal/force_flush"
+  curl -sf -o /dev/null "http://127.0.0.1:$http/internal/force_merge?partition_prefix=$PARTITION"
+  local bytes
+  bytes=$(settled_bytes "$data/data")
+  stop_server
+  echo "$bytes"
+}
+
+echo "| data set | values | Ingot B/value | VictoriaMetrics B/value | ratio |"
+echo "|---|---|---|---|---|"
+sum_ratio=0
+count=0
+for file in "${FILES[@]}"; do
+  name=$(basename "$file")
+  name=${name%.*}
+  lines="$WORK/$name.lp"
+  n=$(to_lines "$file" "$lines")
+  log "$name: $n values"
+  ib=$(ingot_bytes "$lines")
+  vb=$(vm_bytes "$lines")
+  ratio=$(calc "%.3f" "$ib / $vb")
+  sum_ratio=$(calc "%.6f" "$sum_ratio + $ratio")
+  count=$((count + 1))
+  echo "| $name | $n | $(calc "%.3f" "$ib / $n") | $(calc "%.3f" "$vb / $n") | $ratio |"
+done
+echo
+echo "mean ratio (Ingot / VictoriaMetrics): $(calc "%.3f" "$sum_ratio / $count")"
