@@ -12,7 +12,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-INGOTD="$ROOT/build/node/ingotd"
+INGOTD="${INGOTD:-$ROOT/build/node/ingotd}"  # another build: INGOTD=path
 VM="$(command -v victoria-metrics || true)"
 for tool in "$INGOTD" "$VM" "$(command -v python3 || true)" "$(command -v curl || true)"; do
   if [[ -z $tool || ! -x $tool ]]; then

@@ -100,7 +100,7 @@ std::size_t MaxSealedChunkBytes(std::size_t count) noexcept {
 std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
                       std::span<const std::uint64_t> values_bits, codec::SeriesHint& hint,
                       codec::Workspace& ws, std::span<std::uint8_t> out,
-                      ChunkHeader* header) noexcept {
+                      ChunkHeader* header, bool compact) noexcept {
   const std::size_t n = ts.size();
   std::uint8_t* p = out.data();
   const std::size_t ts_bytes =
@@ -113,8 +113,10 @@ std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
     // doubles (8 KiB per chunk, nothing per value).
     alignas(64) double values[kChunkCapacity];
     std::memcpy(values, values_bits.data(), n * sizeof(double));
-    const codec::EncodeResult r =
-        codec::EncodeDoubles(std::span<const double>(values, n), hint, ws, value_out);
+    const std::span<const double> doubles(values, n);
+    const codec::EncodeResult r = compact
+                                      ? codec::EncodeDoublesCompact(doubles, hint, ws, value_out)
+                                      : codec::EncodeDoubles(doubles, hint, ws, value_out);
     value_bytes = r.bytes;
     value_encoding = static_cast<std::uint8_t>(r.encoding);
   } else {
@@ -149,6 +151,30 @@ std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
     header->checksum = checksum;
   }
   return total;
+}
+
+bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& hint,
+                        codec::Workspace& ws, std::string* out) noexcept {
+  ChunkHeader h;
+  if (!ParseChunkHeader(chunk, &h).ok() || h.type != ValueType::kFloat ||
+      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpZstd)) {
+    return false;
+  }
+  const std::size_t n = h.count;
+  alignas(64) std::int64_t ts[kChunkCapacity];
+  alignas(64) std::int64_t raw[kChunkCapacity];
+  if (!DecodeChunkRaw(chunk, std::span(ts, n), std::span(raw, n), ws).ok()) return false;
+  // Room for timestamps and values of a full chunk (checked against MaxSealedChunkBytes).
+  alignas(64) std::uint8_t buf[kChunkHeaderBytes + 2 * (64 + 9 * kChunkCapacity)];
+  if (sizeof buf < MaxSealedChunkBytes(n)) return false;
+  const std::span<std::uint8_t> room(buf, MaxSealedChunkBytes(n));
+  const std::size_t bytes = SealChunk(
+      ValueType::kFloat, std::span<const std::int64_t>(ts, n),
+      std::span<const std::uint64_t>(reinterpret_cast<const std::uint64_t*>(raw), n), hint, ws,
+      room, nullptr, /*compact=*/true);
+  if (bytes >= chunk.size()) return false;
+  out->assign(reinterpret_cast<const char*>(buf), bytes);
+  return true;
 }
 
 Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* h) noexcept {

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "chunk/series_key.h"
 #include "codec/codec.h"
@@ -60,10 +61,19 @@ std::size_t MaxSealedChunkBytes(std::size_t count) noexcept;
 // float series and int64 values for integer/boolean series. Uses and updates `hint` (float only).
 // REQUIRES: 1 <= ts.size() == values_bits.size() <= kChunkCapacity; ts strictly increasing;
 //           out.size() >= MaxSealedChunkBytes(ts.size()).
+// `compact` encodes float values with codec::EncodeDoublesCompact (smaller, slower: for
+// background rewrites) instead of codec::EncodeDoubles.
 std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
                       std::span<const std::uint64_t> values_bits, codec::SeriesHint& hint,
                       codec::Workspace& ws, std::span<std::uint8_t> out,
-                      ChunkHeader* header = nullptr) noexcept;
+                      ChunkHeader* header = nullptr, bool compact = false) noexcept;
+
+// Rewrites a sealed float chunk with the compact value encoding; true with `*out` holding the new
+// chunk when that is smaller. A chunk that is not a float chunk, is already compact or does not
+// validate is left as it is (false). `hint` carries the series' encoding state from one chunk to
+// the next when consecutive calls rewrite one series.
+bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& hint,
+                        codec::Workspace& ws, std::string* out) noexcept;
 
 // Structural checks only (size, version, type, count, block sizes, min <= max); no checksum. Cheap
 // enough for range filtering before a decode.

@@ -15,9 +15,10 @@
 // The chunk key puts the first timestamp of the chunk after the series id with its sign bit
 // flipped, so that byte order is (series, time) order for negative timestamps too.
 //
-// Retention: when `retention_s` > 0 the chunks family gets a compaction filter (made per
-// compaction by a factory) that drops chunks whose newest point is older than clock.NowNs() -
-// retention at the start of that compaction.
+// Compactions of the chunks family run a filter (made per compaction by a factory): with
+// `retention_s` > 0 it drops chunks whose newest point is older than clock.NowNs() - retention at
+// the start of that compaction, and with `compact_chunks` it rewrites float chunks with the
+// compact (entropy-coded) value encoding where that is smaller.
 //
 // Thread safety: thread-safe (RocksDB is); Close() must not race with other calls.
 #pragma once

@@ -57,6 +57,11 @@ StorageMetrics Register() {
       &r.AddCounter("ingot_chunk_bytes_written_total", "Bytes of sealed chunks written.");
   m.chunks_corrupt = &r.AddCounter("ingot_chunks_corrupt_total",
                                    "Chunks that failed validation or decoding when read.");
+  m.chunks_recoded = &r.AddCounter(
+      "ingot_chunks_recoded_total",
+      "Float chunks rewritten with the compact (entropy-coded) encoding by compactions.");
+  m.chunk_bytes_saved_by_recoding = &r.AddCounter(
+      "ingot_chunk_bytes_saved_by_recoding_total", "Bytes the compact rewrites saved.");
   m.wal_bytes_written = &r.AddCounter("ingot_wal_bytes_written_total", "Bytes appended to WALs.");
   m.wal_records_corrupt = &r.AddCounter("ingot_wal_records_corrupt_total",
                                         "Corrupt WAL regions skipped during recovery.");

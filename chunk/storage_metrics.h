@@ -31,6 +31,8 @@ struct StorageMetrics {
   Counter* values_sealed;
   Counter* chunk_bytes_written;
   Counter* chunks_corrupt;
+  Counter* chunks_recoded;                 // rewritten with the compact encoding by compactions
+  Counter* chunk_bytes_saved_by_recoding;
   Counter* wal_bytes_written;
   Counter* wal_records_corrupt;
   Counter* wal_torn_tails;

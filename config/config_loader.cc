@@ -21,7 +21,7 @@ struct RawValue {
   std::int64_t integer = 0;
 };
 
-enum class KeyType { kString, kUnsigned, kEnum, kListen, kDuration };
+enum class KeyType { kString, kUnsigned, kEnum, kListen, kDuration, kBool };
 
 struct KeyDef {
   const char* name;
@@ -77,6 +77,8 @@ const std::vector<KeyDef>& Keys() {
        INGOT_U(storage.late_compaction_points_per_s)},
       {"storage.block_cache_bytes", KeyType::kUnsigned, 0, 1ull << 40, "",
        INGOT_U(storage.block_cache_bytes)},
+      {"storage.compact_chunks", KeyType::kBool, 0, 1, "",
+       [](Options* o, const std::string&, std::uint64_t v) { o->storage.compact_chunks = v != 0; }},
       {"limits.max_series", KeyType::kUnsigned, 0, 1ull << 31, "",
        INGOT_U(storage.limits.max_series)},
       {"limits.max_new_series_per_minute", KeyType::kUnsigned, 0, 1ull << 31, "",
@@ -132,6 +134,7 @@ const char* TypeName(KeyType type) {
     case KeyType::kEnum: return "one of the listed strings";
     case KeyType::kListen: return "a \"host:port\" string";
     case KeyType::kDuration: return "a duration string like \"30d\", \"12h\", \"0\"";
+    case KeyType::kBool: return "true or false";
   }
   return "?";
 }
@@ -207,6 +210,14 @@ Status ApplyValue(const KeyDef& key, const RawValue& raw, Options* options) {
       key.set(options, raw.text, static_cast<std::uint64_t>(seconds));
       return Status::OK();
     }
+    case KeyType::kBool:
+      // A TOML boolean, or the text true/false of a --set override.
+      if ((raw.kind == RawValue::Kind::kBool || is_text) &&
+          (raw.text == "true" || raw.text == "false")) {
+        key.set(options, raw.text, raw.text == "true" ? 1 : 0);
+        return Status::OK();
+      }
+      return Invalid(key, raw.text, TypeName(key.type));
   }
   return Status::OK();
 }

@@ -74,6 +74,9 @@ struct StorageOptions {
   std::uint32_t checkpoint_interval_ms = 300'000;  // ... or this age
   std::int64_t retention_s = 0;               // 0 = keep forever; set as "30d", "12h", ...
   std::uint64_t block_cache_bytes = 256ull << 20;
+  // Compactions rewrite sealed float chunks with the compact, entropy-coded value encoding where
+  // it is smaller (storage.compact_chunks; costs background CPU, saves disk).
+  bool compact_chunks = true;
   // RocksDB table files kept open (-1: all). Not a config key: ingotd derives it from the
   // process' descriptor limit (node/main.cc), so that files and connections share it safely.
   int max_open_files = -1;
