@@ -75,6 +75,18 @@ TEST(ConfigLoader, OverridesApplyAfterFile) {
   std::remove(path.c_str());
 }
 
+TEST(ConfigLoader, BooleanKeysTakeTomlBooleansAndTrueFalseOverrides) {
+  Options options;
+  EXPECT_TRUE(options.storage.compact_chunks);
+  ASSERT_TRUE(ApplyToml("[storage]\ncompact_chunks = false\n", "x.toml", &options).ok());
+  EXPECT_FALSE(options.storage.compact_chunks);
+  ASSERT_TRUE(ApplyOverride("storage.compact_chunks=true", &options).ok());
+  EXPECT_TRUE(options.storage.compact_chunks);
+  const Status st = ApplyOverride("storage.compact_chunks=on", &options);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(std::string(st.message()).find("true or false"), std::string::npos) << st.ToString();
+}
+
 // Each bad value must fail, and the message must name the key and show the value.
 struct BadCase {
   const char* toml;
@@ -109,6 +121,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[storage]\nwal_sync = true\n", "storage.wal_sync", "true"},
         BadCase{"[storage]\nretention = \"30 days\"\n", "storage.retention", "30 days"},
         BadCase{"[storage]\nwal_sync_interval_ms = 0\n", "storage.wal_sync_interval_ms", "0"},
+        BadCase{"[storage]\ncompact_chunks = \"yes\"\n", "storage.compact_chunks", "yes"},
+        BadCase{"[storage]\ncompact_chunks = 1\n", "storage.compact_chunks", "1"},
         BadCase{"[log]\nlevel = \"loud\"\n", "log.level", "loud"},
         BadCase{"[query]\nmax_points = 0\n", "query.max_points", "0"},
         BadCase{"[query]\nnot_a_key = 1\n", "query.not_a_key", "not_a_key"},
