@@ -1,9 +1,13 @@
 // codec-bench: encode/decode speed and size of ALP, Gorilla and the adaptive codec per block of
 // 1024 values, on synthetic patterns and on data files, measured first and then verified.
 //
-//   codec-bench [--type float|double] [--codec alp|gorilla|xor|adaptive|all]
+//   codec-bench [--type float|double] [--codec alp|gorilla|xor|adaptive|compact|all]
 //               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
-//               [--blocks N] [--isa scalar|avx2|avx512] [--cpuprofile FILE]
+//               [--blocks N] [--isa scalar|avx2|avx512] [--cold] [--cpuprofile FILE]
+//
+// --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive or alp_zstd).
+// --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
+// also for multi-block files; without it each data set keeps one hint across its blocks.
 //
 // Every codec of one (type, data) case runs in the same process on the same blocks, so the ratios
 // against Gorilla compare like with like. Each series keeps one SeriesHint across its blocks, the
@@ -37,13 +41,17 @@ constexpr std::size_t kBlock = kBlockCapacity;
 // Each timing repeats the whole data set until at least this many values went through.
 constexpr std::size_t kMinValuesPerTiming = 4u << 20;
 
-enum class Codec { kAlp, kGorilla, kXor, kAdaptive };
+enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact };
+
+// --cold: a fresh hint for every block. Set once by main before any measurement.
+bool g_cold_hints = false;
 const char* CodecName(Codec c) {
   switch (c) {
     case Codec::kAlp: return "alp";
     case Codec::kGorilla: return "gorilla";
     case Codec::kXor: return "xor";
     case Codec::kAdaptive: return "adaptive";
+    case Codec::kCompact: return "compact";
   }
   return "?";
 }
@@ -61,8 +69,9 @@ struct Options {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "codec-bench: %s\nusage: codec-bench [--type float|double] "
-               "[--codec alp|gorilla|xor|adaptive|all] [--pattern decimal|smooth|random|constant|all] "
-               "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] "
+               "[--codec alp|gorilla|xor|adaptive|compact|all] "
+               "[--pattern decimal|smooth|random|constant|all] "
+               "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
                "[--cpuprofile FILE]\n",
                why);
   std::exit(2);
@@ -87,7 +96,10 @@ Options Parse(int argc, char** argv) {
       else if (v == "gorilla") o.codecs.push_back(Codec::kGorilla);
       else if (v == "xor") o.codecs.push_back(Codec::kXor);
       else if (v == "adaptive") o.codecs.push_back(Codec::kAdaptive);
-      else if (v == "all") o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kXor, Codec::kAdaptive};
+      else if (v == "compact") o.codecs.push_back(Codec::kCompact);
+      else if (v == "all") {
+        o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kXor, Codec::kAdaptive, Codec::kCompact};
+      }
       else Usage("--codec takes alp, gorilla, xor, adaptive or all");
     } else if (arg == "--pattern") {
       const std::string v = value();
@@ -110,6 +122,8 @@ Options Parse(int argc, char** argv) {
       if (o.isa != "scalar" && o.isa != "avx2" && o.isa != "avx512") {
         Usage("--isa takes scalar, avx2 or avx512");
       }
+    } else if (arg == "--cold") {
+      g_cold_hints = true;
     } else if (arg == "--cpuprofile") {
       o.cpuprofile = value();
     } else if (arg == "--help" || arg == "-h") {
@@ -177,6 +191,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kGorilla: return EncodeDoublesAs(FloatEncoding::kGorilla, v, hint, ws, out);
       case Codec::kXor: return EncodeDoublesAs(FloatEncoding::kXorGroups, v, hint, ws, out);
       case Codec::kAdaptive: return EncodeDoubles(v, hint, ws, out);
+      case Codec::kCompact: return EncodeDoublesCompact(v, hint, ws, out);
     }
   } else {
     switch (codec) {
@@ -184,6 +199,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kGorilla: return EncodeFloatsAs(FloatEncoding::kGorilla, v, hint, ws, out);
       case Codec::kXor: return EncodeFloatsAs(FloatEncoding::kXorGroups, v, hint, ws, out);
       case Codec::kAdaptive: return EncodeFloats(v, hint, ws, out);
+      case Codec::kCompact: return EncodeFloatsAs(FloatEncoding::kAlpZstd, v, hint, ws, out);
     }
   }
   return {};
@@ -222,6 +238,7 @@ double TimeEncode(Run<T>& run, const std::vector<T>& data, std::size_t reps, Wor
   for (std::size_t r = 0; r < reps; ++r) {
     SeriesHint hint;
     for (std::size_t b = 0; b < blocks; ++b) {
+      if (g_cold_hints) hint = SeriesHint{};
       const std::size_t n = std::min(kBlock, data.size() - b * kBlock);
       const EncodeResult res = EncodeBlock<T>(run.codec, {data.data() + b * kBlock, n}, hint, ws,
                                               {run.encoded.data() + b * slot, slot});
