@@ -338,6 +338,18 @@ Status ChunkStore::OpenMode(const std::string& dir, const StorageOptions& option
   return Status::OK();
 }
 
+std::unique_ptr<rocksdb::Iterator> ChunkStore::NewHeadIterator() {
+  // Static: the read options keep pointers to the bounds for the iterator's life.
+  static const char kBounds[2] = {kHeadKeyPrefix, static_cast<char>(kHeadKeyPrefix + 1)};
+  static const rocksdb::Slice kLower(kBounds, 1), kUpper(kBounds + 1, 1);
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &kLower;
+  ro.iterate_upper_bound = &kUpper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, meta_cf()));
+  it->Seek(kLower);
+  return it;
+}
+
 Status ChunkStore::CompactChunks() {
   rocksdb::CompactRangeOptions options;
   // Force the bottommost level through the filter too, so that every chunk is examined.

@@ -110,6 +110,8 @@ class ChunkStore {
   rocksdb::ColumnFamilyHandle* chunks_cf() { return handles_[kChunks]; }
   rocksdb::ColumnFamilyHandle* meta_cf() { return handles_[kMeta]; }
   rocksdb::ColumnFamilyHandle* late_cf() { return handles_[kLate]; }
+  // An iterator over the checkpointed heads (the meta family's 'h' keys), at the first one.
+  std::unique_ptr<rocksdb::Iterator> NewHeadIterator();
 
   // Sequence numbers of late chunks: strictly increasing over the life of the data directory
   // (Storage raises the floor past every stored one at open).

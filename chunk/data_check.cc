@@ -152,14 +152,8 @@ class Checker {
   }
 
   void CheckHeads() {
-    const char lower_key[1] = {kHeadKeyPrefix};
-    const char upper_key[1] = {static_cast<char>(kHeadKeyPrefix + 1)};
-    const rocksdb::Slice lower(lower_key, 1), upper(upper_key, 1);
-    rocksdb::ReadOptions ro;
-    ro.iterate_lower_bound = &lower;
-    ro.iterate_upper_bound = &upper;
-    std::unique_ptr<rocksdb::Iterator> it(store_.db()->NewIterator(ro, store_.meta_cf()));
-    for (it->Seek(lower); it->Valid(); it->Next()) {
+    std::unique_ptr<rocksdb::Iterator> it = store_.NewHeadIterator();
+    for (; it->Valid(); it->Next()) {
       SeriesId sid;
       if (!DecodeHeadKey(it->key(), &sid)) {
         ++report_->bad_heads;

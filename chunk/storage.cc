@@ -177,16 +177,10 @@ Status Storage::Recover() {
 
   // 1. Head buffers persisted by the last checkpoint or clean shutdown.
   {
-    const char lower_key[1] = {kHeadKeyPrefix};
-    const char upper_key[1] = {static_cast<char>(kHeadKeyPrefix + 1)};
-    const rocksdb::Slice lower(lower_key, 1), upper(upper_key, 1);
-    rocksdb::ReadOptions ro;
-    ro.iterate_lower_bound = &lower;
-    ro.iterate_upper_bound = &upper;
-    std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->meta_cf()));
+    std::unique_ptr<rocksdb::Iterator> it = store_->NewHeadIterator();
     auto ws = std::make_unique<codec::Workspace>();
     std::vector<std::int64_t> ts(kChunkCapacity), raw(kChunkCapacity);
-    for (it->Seek(lower); it->Valid(); it->Next()) {
+    for (; it->Valid(); it->Next()) {
       SeriesId sid;
       ChunkHeader h;
       const auto bytes = AsBytes(it->value());

@@ -9,7 +9,6 @@
 #include "chunk/data_check.h"
 
 #include <filesystem>
-#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -18,6 +17,7 @@
 #include "chunk/data_dir_lock.h"
 #include "chunk/storage.h"
 #include "tests/chunk/test_util.h"
+#include "tests/support/file_damage.h"
 #include "tests/support/point_batch.h"
 
 namespace ingot {
@@ -30,17 +30,6 @@ bool AnyProblemContains(const DataCheckReport& r, std::string_view text) {
     if (p.find(text) != std::string::npos) return true;
   }
   return false;
-}
-
-void FlipByte(const std::string& path, std::uint64_t offset) {
-  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-  ASSERT_TRUE(file.good()) << path;
-  file.seekg(static_cast<std::streamoff>(offset));
-  char byte = 0;
-  file.read(&byte, 1);
-  byte = static_cast<char>(byte ^ 0x5a);
-  file.seekp(static_cast<std::streamoff>(offset));
-  file.write(&byte, 1);
 }
 
 class DataCheckTest : public ::testing::Test {
@@ -137,18 +126,12 @@ TEST_F(DataCheckTest, UnreadableBlockCostsOnlyItsRangeAndTheWalkGoesOn) {
   }
   Close();
   // The largest chunks SST, damaged a third of the way in (inside its data blocks).
-  std::string target;
   std::uint64_t largest = 0;
-  for (const auto& entry : fs::directory_iterator(dir_.path() + "/db")) {
-    if (entry.path().extension() == ".sst" && entry.file_size() > largest) {
-      largest = entry.file_size();
-      target = entry.path();
-    }
-  }
+  const std::string target = testing::LargestFile(dir_.path() + "/db", ".sst", &largest);
   ASSERT_GT(largest, 100'000u);
   const DataCheckReport before = Check();
   ASSERT_TRUE(before.clean()) << before.ToText();
-  FlipByte(target, largest / 3);
+  ASSERT_TRUE(testing::FlipByte(target, largest / 3));
   const DataCheckReport r = Check();
   EXPECT_FALSE(r.clean());
   EXPECT_GE(r.unreadable_blocks + r.bad_chunks, 1u) << r.ToText();
@@ -182,7 +165,7 @@ TEST_F(DataCheckTest, WalRecordsAreVerified) {
     if (entry.is_regular_file() && entry.file_size() > 64) segment = entry.path();
   }
   ASSERT_FALSE(segment.empty());
-  FlipByte(segment, fs::file_size(segment) / 2);
+  ASSERT_TRUE(testing::FlipByte(segment, fs::file_size(segment) / 2));
   r = Check();
   EXPECT_FALSE(r.clean());
   EXPECT_GE(r.wal_corrupt_records, 1u) << r.ToText();

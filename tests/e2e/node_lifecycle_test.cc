@@ -8,10 +8,10 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <random>
 
 #include "tests/e2e/node_process.h"
+#include "tests/support/file_damage.h"
 
 namespace ingot::testing {
 namespace {
@@ -148,24 +148,10 @@ TEST(NodeLifecycle, CheckFindsDamageInAStoppedNodesDataDir) {
   EXPECT_NE(clean.output.find("result: clean"), std::string::npos) << clean.output;
 
   // One flipped byte a third of the way into the largest table file.
-  std::string target;
-  std::uintmax_t largest = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(data + "/db")) {
-    if (entry.path().extension() == ".sst" && entry.file_size() > largest) {
-      largest = entry.file_size();
-      target = entry.path();
-    }
-  }
+  std::uint64_t largest = 0;
+  const std::string target = LargestFile(data + "/db", ".sst", &largest);
   ASSERT_GT(largest, 50'000u);
-  {
-    std::fstream file(target, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekg(static_cast<std::streamoff>(largest / 3));
-    char byte = 0;
-    file.read(&byte, 1);
-    byte = static_cast<char>(byte ^ 0x5a);
-    file.seekp(static_cast<std::streamoff>(largest / 3));
-    file.write(&byte, 1);
-  }
+  ASSERT_TRUE(FlipByte(target, largest / 3));
   const CheckRun damaged = RunCheck(data);
   EXPECT_EQ(damaged.exit_code, 1) << damaged.output;
   EXPECT_NE(damaged.output.find("result: DAMAGED"), std::string::npos) << damaged.output;

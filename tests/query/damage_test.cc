@@ -8,7 +8,6 @@
 #endif
 
 #include <filesystem>
-#include <fstream>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -18,6 +17,7 @@
 
 #include "config/metrics.h"
 #include "tests/query/query_test_util.h"
+#include "tests/support/file_damage.h"
 
 namespace ingot {
 namespace {
@@ -66,15 +66,7 @@ class DamageTest : public testing::QueryFixture {
     ASSERT_FALSE(target.empty());
     Reopen();
     // A third of the way in is inside the data blocks (index and footer are at the end).
-    std::fstream file(target, std::ios::in | std::ios::out | std::ios::binary);
-    ASSERT_TRUE(file.good()) << target;
-    file.seekg(static_cast<std::streamoff>(largest / 3));
-    char byte = 0;
-    file.read(&byte, 1);
-    byte = static_cast<char>(byte ^ 0x5a);
-    file.seekp(static_cast<std::streamoff>(largest / 3));
-    file.write(&byte, 1);
-    file.close();
+    ASSERT_TRUE(testing::FlipByte(target, largest / 3)) << target;
     Reopen();  // drops cached blocks
   }
 
