@@ -20,12 +20,16 @@ constexpr std::size_t kSampleSize = 32;
 // Blocks between two probes of the favourite pair's neighbours.
 constexpr std::uint8_t kProbeIntervalBlocks = 4;
 constexpr std::uint8_t kEmptySlot = 0xff;
-// Exponent/factor pairs of double, the type with the most: (18 + 1) * (18 + 2) / 2.
-constexpr std::size_t kMaxPairs = 190;
+// Candidate exponent/factor pairs of double, the type with the most (kSearchPairs): one per
+// exponent above 14, 15 with exponent 14, one per exponent below it.
+constexpr std::size_t kMaxPairs = AlpConstants<double>::kMaxExponent + 1 + 14;
 // Pairs of the sample ranking that the full block judges exactly.
 constexpr int kFinalists = 5;
-// Pairs of the coarse ranking that the whole sample judges.
-constexpr int kShortlist = 12;
+// Pairs of the coarse ranking that the full search's whole sample judges (one AVX-512 vector of
+// pairs).
+constexpr int kShortlist = 8;
+// Values in the full search's sample.
+constexpr std::size_t kSearchSampleSize = 64;
 
 template <typename T>
 std::size_t TakeSample(std::span<const T> values, T* sample) {
@@ -71,8 +75,16 @@ void SampleCosts(const simd::Kernels& kernels, const T* sample, std::size_t coun
   }
 }
 
-// Every exponent/factor pair of T in the search's order: largest exponent first, then largest
-// factor.
+// The exponent/factor pairs the search ranks, in its order: largest exponent first, then largest
+// factor. A pair scales by 10^(e - f), so the candidates are one pair per number of decimals d in
+// two families: e = kCanonicalExponent with f = e - d (the reference implementation's usual pick on
+// real data: measured on every block of ALP's samples and row groups, the best pair of this
+// family is within 1% of the best of all pairs), and f = 0 with e = d (one rounding on the way
+// in, which suits large magnitudes, and the only way to more decimals than the canonical
+// exponent). 33 pairs for double instead of all 190: the search's cost is per pair.
+template <typename T>
+constexpr unsigned kCanonicalExponent = std::min(14u, AlpConstants<T>::kMaxExponent);
+
 template <typename T>
 struct PairTable {
   std::uint8_t exponents[kMaxPairs] = {};
@@ -83,18 +95,20 @@ struct PairTable {
 template <typename T>
 constexpr PairTable<T> MakePairTable() {
   PairTable<T> table;
-  for (int e = AlpConstants<T>::kMaxExponent; e >= 0; --e) {
-    for (int f = e; f >= 0; --f) {
-      table.exponents[table.size] = static_cast<std::uint8_t>(e);
-      table.factors[table.size] = static_cast<std::uint8_t>(f);
-      ++table.size;
-    }
-  }
+  auto add = [&](unsigned e, unsigned f) {
+    table.exponents[table.size] = static_cast<std::uint8_t>(e);
+    table.factors[table.size] = static_cast<std::uint8_t>(f);
+    ++table.size;
+  };
+  constexpr unsigned kCanonical = kCanonicalExponent<T>;
+  for (unsigned e = AlpConstants<T>::kMaxExponent; e > kCanonical; --e) add(e, 0);
+  for (unsigned f = kCanonical + 1; f-- > 0;) add(kCanonical, f);
+  for (unsigned e = kCanonical; e-- > 0;) add(e, 0);
   return table;
 }
 
 template <typename T>
-constexpr PairTable<T> kAllPairs = MakePairTable<T>();
+constexpr PairTable<T> kSearchPairs = MakePairTable<T>();
 
 struct Candidate {
   std::uint64_t cost;
@@ -136,38 +150,70 @@ std::uint64_t DeltaWindowBits(const simd::Kernels& kernels, std::span<const T> v
   return kSampleSize * width + stats.exceptions * kExceptionBits;
 }
 
-// Inserts `c` into the ascending `list` of `size` candidates when it is strictly cheaper than one.
-void InsertRanked(Candidate* list, int size, const Candidate& c) {
+// The `size` cheapest of `pairs` candidates into `list`, ascending; on equal costs the earlier pair
+// (the search's order) ranks first. Unused slots get cost UINT64_MAX. Costs and positions share
+// one key, so each pick is a plain minimum over at most kMaxPairs keys.
+void RankCheapest(const std::uint64_t* costs, const std::uint8_t* exponents,
+                  const std::uint8_t* factors, std::size_t pairs, Candidate* list, int size) {
+  // Padded with UINT64_MAX to whole groups of four: four independent minimums per pick, so the
+  // picks are not one long dependency chain.
+  constexpr std::size_t kWays = 4;
+  std::uint64_t keys[(kMaxPairs + kWays - 1) / kWays * kWays];
+  const std::size_t padded = (pairs + kWays - 1) / kWays * kWays;
+  for (std::size_t p = 0; p < padded; ++p) {
+    keys[p] = p < pairs ? costs[p] << 8 | p : UINT64_MAX;  // costs are < 2^16
+  }
   for (int k = 0; k < size; ++k) {
-    if (c.cost < list[k].cost) {
-      for (int m = size - 1; m > k; --m) list[m] = list[m - 1];
-      list[k] = c;
-      return;
+    std::uint64_t ways[kWays] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX};
+    for (std::size_t p = 0; p < padded; p += kWays) {
+      for (std::size_t w = 0; w < kWays; ++w) ways[w] = std::min(ways[w], keys[p + w]);
     }
+    const std::uint64_t least = std::min(std::min(ways[0], ways[1]), std::min(ways[2], ways[3]));
+    if (least == UINT64_MAX) {
+      list[k] = {UINT64_MAX, 0, 0};
+      continue;
+    }
+    const std::size_t p = least & 0xff;
+    keys[p] = UINT64_MAX;
+    list[k] = {costs[p], exponents[p], factors[p]};
   }
 }
 
+// How the full search judges its finalists: on its sample only (a series' first block, which
+// must cost about one encode), or on the whole block (a series whose remembered pairs stopped
+// fitting: rare, so amortized over many blocks).
+enum class Finalists : std::uint8_t { kSampled, kExact };
+
 template <typename T>
-AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t count,
-                     double rival_bits_per_value, SeriesHint& hint, Workspace& ws) {
+AlpChoice FullSearch(std::span<const T> values, double rival_bits_per_value, Finalists finalists,
+                     SeriesHint& hint, Workspace& ws) {
   const simd::Kernels& kernels = simd::ActiveKernels();
+  // Every pair is first judged on a coarse subsample of one vector's width; only a shortlist is
+  // judged on the search's whole sample, which is wider than the warm path's: the sample alone
+  // picks the pair of a first block, and 32 values misjudge blocks whose exceptions are few but
+  // not rare (a pair with a few exceptions against a wider one with none).
+  T sample[kSearchSampleSize];
+  std::size_t count = values.size();
+  if (count <= kSearchSampleSize) {
+    std::memcpy(sample, values.data(), count * sizeof(T));
+  } else {
+    for (std::size_t k = 0; k < kSearchSampleSize; ++k) {
+      sample[k] = values[k * count / kSearchSampleSize];
+    }
+    count = kSearchSampleSize;
+  }
   Candidate best[kFinalists];
-  for (auto& c : best) c = {UINT64_MAX, 0, 0};
   // Ranks `pairs` pairs (in the search's order) on `values`' first `count` into `list`.
   auto rank = [&](const T* on, std::size_t on_count, const std::uint8_t* exponents,
                   const std::uint8_t* factors, std::size_t pairs, Candidate* list, int size) {
     std::uint64_t costs[kMaxPairs];
     SampleCosts(kernels, on, on_count, exponents, factors, pairs, costs);
-    for (std::size_t p = 0; p < pairs; ++p) {
-      InsertRanked(list, size, {costs[p], exponents[p], factors[p]});
-    }
+    RankCheapest(costs, exponents, factors, pairs, list, size);
   };
   // The search's order runs largest exponent and factor first, and only strictly better replaces:
   // on ties the larger pair wins, which turns mostly-zero blocks into width 0 plus a few
-  // exceptions. Every pair is first judged on a coarse subsample of one vector's width (a strided
-  // pick of the sample); only a shortlist is judged on the whole sample, which cuts the search to
-  // a fraction.
-  const PairTable<T>& all = kAllPairs<T>;
+  // exceptions.
+  const PairTable<T>& all = kSearchPairs<T>;
   constexpr std::size_t kCoarse = 64 / sizeof(T);
   if (count <= kCoarse) {
     rank(sample, count, all.exponents, all.factors, all.size, best, kFinalists);
@@ -175,8 +221,21 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
     T coarse[kCoarse];
     for (std::size_t k = 0; k < kCoarse; ++k) coarse[k] = sample[k * count / kCoarse];
     Candidate shortlist[kShortlist];
-    for (auto& c : shortlist) c = {UINT64_MAX, 0, 0};
     rank(coarse, kCoarse, all.exponents, all.factors, all.size, shortlist, kShortlist);
+    // A first block whose best coarse cost is far behind the rival encoding (real doubles, noise)
+    // keeps the coarse ranking: the whole sample cannot bring ALP back into the race.
+    const bool far_behind = finalists == Finalists::kSampled &&
+                            static_cast<double>(shortlist[0].cost) >
+                                rival_bits_per_value * 1.5 * static_cast<double>(kCoarse);
+    if (far_behind) {
+      for (int k = 0; k < kFinalists; ++k) best[k] = shortlist[k];
+      for (int k = 0; k < SeriesHint::kPairs; ++k) {
+        hint.exponent[k] = best[k].cost == UINT64_MAX ? kEmptySlot : best[k].e;
+        hint.factor[k] = best[k].cost == UINT64_MAX ? kEmptySlot : best[k].f;
+      }
+      hint.blocks_since_search = 0;
+      return {best[0].e, best[0].f};
+    }
     // Back into the search's order, so that ties on the whole sample break as above.
     std::sort(shortlist, shortlist + kShortlist, [](const Candidate& a, const Candidate& b) {
       return a.e != b.e ? a.e > b.e : a.f > b.f;
@@ -193,16 +252,19 @@ AlpChoice FullSearch(std::span<const T> values, const T* sample, std::size_t cou
     rank(sample, count, exponents, factors, listed, best, kFinalists);
   }
   // The sample's estimate of the block under ALP: plain, or delta-coded when that is smaller.
+  // (The delta window has kSampleSize values, the search's sample `count`.)
   const std::uint64_t delta_bits = DeltaWindowBits(kernels, values, best[0].e, best[0].f);
   const double estimate =
-      static_cast<double>(std::min(best[0].cost, delta_bits)) / static_cast<double>(count);
+      std::min(static_cast<double>(best[0].cost) / static_cast<double>(count),
+               static_cast<double>(delta_bits) / static_cast<double>(kSampleSize));
   // The sample ranks the candidates; the whole block decides among the finalists exactly. This
   // runs for a new series and when the hint's sample turns into exceptions, so its cost is
   // amortized over many blocks. When ALP is far behind the rival encoding the ranking cannot
   // change the choice, and the sample's order stands.
   // Finalists far behind the sample's best are not worth a whole-block pass (each costs about
   // a fifth of the search).
-  const bool hopeless = estimate > rival_bits_per_value * 1.25;
+  const bool hopeless =
+      finalists == Finalists::kSampled || estimate > rival_bits_per_value * 1.25;
   std::uint64_t exact[kFinalists];
   for (int k = 0; k < kFinalists; ++k) {
     const bool close = !hopeless && best[k].cost != UINT64_MAX &&
@@ -281,7 +343,9 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
   const std::size_t count = TakeSample(values, sample);
   const bool hint_empty = hint.exponent[0] > AlpConstants<T>::kMaxExponent ||
                           hint.factor[0] > hint.exponent[0];
-  if (hint_empty) return FullSearch(values, sample, count, rival_bits_per_value, hint, ws);
+  if (hint_empty) {
+    return FullSearch(values, rival_bits_per_value, Finalists::kSampled, hint, ws);
+  }
   // Warm path: the series' recent winners, on the sample only.
   const simd::Kernels& kernels = simd::ActiveKernels();
   const HintPick pick = PickFromHint(kernels, sample, count, hint);
@@ -308,7 +372,7 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlp) ||
       hint.last_encoding == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta);
   if (best_exceptions * 4 > count && (alp_was_chosen || for_encode)) {
-    return FullSearch(values, sample, count, rival_bits_per_value, hint, ws);
+    return FullSearch(values, rival_bits_per_value, Finalists::kExact, hint, ws);
   }
   ++hint.blocks_since_search;
   if (hint.blocks_since_search % kProbeIntervalBlocks == 0) {

@@ -9,6 +9,7 @@
 #include "codec/float_encodings.h"
 #include "codec/format.h"
 #include "codec/simd/kernels.h"
+#include "codec/simd/lane_ops.h"
 
 namespace ingot::codec {
 namespace {
@@ -478,26 +479,39 @@ void XorsOf(const T* __restrict values, std::size_t from, std::size_t count,
 }
 
 // Packs count (<= 32) fields of `width` bits, each below 2^width, into `out` (ceil(count * width
-// / 8) bytes). The fields go through a register accumulator that is stored whole on every field
-// and advances by whole words, so the loop has no data-dependent branch and no read-modify-write
-// of memory.
+// / 8) bytes). Narrow fields are first joined into words of as many whole fields as fit (those
+// joins are independent of each other); the words then go through a register accumulator that is
+// stored whole on every word and advances by whole words, so the serial part is one step per
+// joined word, with no data-dependent branch and no read-modify-write of memory.
 void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsigned width,
                 std::uint8_t* __restrict out) {
+  const std::size_t per_word = 64 / width;
+  const unsigned joined_width = static_cast<unsigned>(per_word) * width;
   std::uint64_t words[kXorGroupValues + 1];
   std::uint64_t acc = 0;
   unsigned used = 0;
   std::size_t word = 0;
-  for (std::size_t j = 0; j < count; ++j) {
-    const std::uint64_t v = fields[j];
+  auto feed = [&](std::uint64_t v, unsigned v_width) {
     acc |= v << used;
     words[word] = acc;
-    const bool full = used + width >= 64;
+    const bool full = used + v_width >= 64;
     word += full;
     // Masks rather than a select: compilers turn the select into a jump that mispredicts.
     const std::uint64_t spill = (v >> 1) >> (63 - used);
     const std::uint64_t take = 0 - static_cast<std::uint64_t>(full);
     acc = (spill & take) | (acc & ~take);
-    used = (used + width) & 63;
+    used = (used + v_width) & 63;
+  };
+  std::size_t j = 0;
+  for (; j + per_word <= count; j += per_word) {
+    std::uint64_t v = 0;
+    for (std::size_t t = 0; t < per_word; ++t) v |= fields[j + t] << (t * width);
+    feed(v, joined_width);
+  }
+  if (j < count) {
+    std::uint64_t v = 0;
+    for (std::size_t t = 0; j + t < count; ++t) v |= fields[j + t] << (t * width);
+    feed(v, static_cast<unsigned>(count - j) * width);
   }
   words[word] = acc;
   std::memcpy(out, words, (count * width + 7) / 8);
@@ -585,6 +599,82 @@ std::size_t EncodeRaw(std::span<const T> values, std::span<std::uint8_t> out) no
 namespace {
 
 constexpr std::size_t kGorillaWindow = 128;
+
+// Positions of the values whose bits differ from `ref`, into ws.positions; stops past `cap` and
+// returns the count (cap + 1 when there are more). 64-value chunks are checked with an OR of
+// XORs first (it vectorizes), so a block with a handful of odd values costs one vector pass.
+template <typename T>
+std::size_t ListDifferent(std::span<const T> values, BitsOf<T> ref, std::size_t cap,
+                          Workspace& ws) {
+  const std::size_t n = values.size();
+  std::size_t k = 0;
+  for (std::size_t start = 0; start < n; start += 64) {
+    const std::size_t end = std::min(n, start + 64);
+    BitsOf<T> diff = 0;
+    for (std::size_t i = start; i < end; ++i) diff |= std::bit_cast<BitsOf<T>>(values[i]) ^ ref;
+    if (diff == 0) continue;
+    for (std::size_t i = start; i < end; ++i) {
+      if (std::bit_cast<BitsOf<T>>(values[i]) == ref) continue;
+      if (k == cap) return cap + 1;
+      ws.positions[k++] = static_cast<std::uint16_t>(i);
+    }
+  }
+  return k;
+}
+
+// A block that is one value but for a few (a counter at zero with rare events, a status code)
+// is written as ALP of width 0, every integer the constant's, with the few as exceptions. At
+// most one bit per value goes to exceptions, less than any XOR encoding spends on the repeats
+// alone, so no other candidate is tried, and the block costs one scan. Returns 0 when the block
+// is not like that or the constant has no exact pair; otherwise the pair becomes the hint's
+// favourite.
+template <typename T>
+std::size_t EncodeNearConstant(std::span<const T> values, SeriesHint& hint, Workspace& ws,
+                               std::span<std::uint8_t> out) {
+  constexpr std::size_t kExceptionBits = 8 * (2 + sizeof(T));
+  const std::size_t n = values.size();
+  const std::size_t cap = n / kExceptionBits;
+  if (cap == 0) return 0;
+  auto ref = std::bit_cast<BitsOf<T>>(values[0]);
+  std::size_t k = ListDifferent(values, ref, cap, ws);
+  if (k > cap) {
+    // The first value may be one of the few.
+    ref = std::bit_cast<BitsOf<T>>(values[n - 1]);
+    k = ListDifferent(values, ref, cap, ws);
+    if (k > cap) return 0;
+  }
+  // The constant's pair: the first exact one in the search's order.
+  const T constant = std::bit_cast<T>(ref);
+  std::int64_t integer = 0;
+  int exponent = -1;
+  int factor = -1;
+  for (int e = AlpConstants<T>::kMaxExponent; e >= 0 && exponent < 0; --e) {
+    for (int f = e; f >= 0; --f) {
+      if (!simd::AlpEncodeOne(constant, static_cast<unsigned>(e), static_cast<unsigned>(f),
+                              &integer)) {
+        exponent = e;
+        factor = f;
+        break;
+      }
+    }
+  }
+  const std::size_t bytes = kAlpHeaderBytes + k * (2 + sizeof(T));
+  if (exponent < 0 || bytes > out.size()) return 0;
+  std::uint8_t* p = out.data();
+  WriteBlockHeader(p, FloatEncoding::kAlp, n);
+  p[3] = static_cast<std::uint8_t>(exponent);
+  p[4] = static_cast<std::uint8_t>(factor);
+  p[5] = 0;  // width
+  StoreLe<std::uint16_t>(p + 6, static_cast<std::uint16_t>(k));
+  StoreLe<std::int64_t>(p + 8, integer);
+  p += kAlpHeaderBytes;
+  for (std::size_t j = 0; j < k; ++j) StoreLe<std::uint16_t>(p + 2 * j, ws.positions[j]);
+  p += 2 * k;
+  for (std::size_t j = 0; j < k; ++j) StoreLe<T>(p + sizeof(T) * j, values[ws.positions[j]]);
+  hint.exponent[0] = static_cast<std::uint8_t>(exponent);
+  hint.factor[0] = static_cast<std::uint8_t>(factor);
+  return bytes;
+}
 
 // Exact encode of one candidate into `out`; 0 when it does not fit.
 template <typename T>
@@ -948,13 +1038,22 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
     --hint.alp_pause_blocks;
   } else if (!IsAlpFamily(last) && (grew || hint.blocks_since_choice % 4 == 0)) {
     std::size_t estimate = EstimateAlpWithHint(values, hint);
-    if (estimate > bytes + bytes / 4) {
-      // Far off, perhaps only because the hint's pairs are stale (the series left ALP and came
-      // back with another precision): a stale hint is searched again on the sample alone (a rival
-      // of 0 skips the whole-block passes) before the estimate is believed; a fresh one costs
-      // the warm path only.
-      (void)SearchAlpExponents(values, hint, ws, 0.0, /*for_encode=*/true);
-      estimate = EstimateAlpWithHint(values, hint);
+    if (estimate > bytes - bytes / 16) {
+      // Not winning, perhaps only because the hint's pairs are stale: the series left ALP and
+      // came back with another precision, where the old pairs give all exceptions or fit with
+      // far too wide integers. The pairs are searched again from nothing, on samples only (as a
+      // first block is), and replace the hint's when they estimate smaller.
+      SeriesHint fresh;
+      (void)SearchAlpExponents(values, fresh, ws,
+                               static_cast<double>(bytes) * 8 / static_cast<double>(n),
+                               /*for_encode=*/true);
+      const std::size_t fresh_estimate = EstimateAlpWithHint(values, fresh);
+      if (fresh_estimate < estimate) {
+        std::copy(fresh.exponent, fresh.exponent + SeriesHint::kPairs, hint.exponent);
+        std::copy(fresh.factor, fresh.factor + SeriesHint::kPairs, hint.factor);
+        hint.blocks_since_search = 0;
+        estimate = fresh_estimate;
+      }
     }
     if (estimate > 2 * bytes) {
       hint.alp_pause_blocks = kAlpPauseBlocks;
@@ -1016,6 +1115,97 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   return {bytes, written};
 }
 
+// The choice for a series' first block, which must cost about one encode: every candidate is
+// judged on samples and windows only, the best estimate is written, and the runner-up is written
+// too (into scratch, kept when smaller) only when its estimate comes within a thirty-second of
+// the size written. Gorilla, the slowest encoder, is ranked with an eighth added, as it must save
+// that much to displace the others. Later blocks correct a near miss: the review compares the
+// candidates again on their own samples, and the first exact comparison comes soon after.
+template <typename T>
+EncodeResult ChooseFirstBlock(std::span<const T> values, SeriesHint& hint, Workspace& ws,
+                              std::span<std::uint8_t> out) {
+  const std::size_t n = values.size();
+  const std::size_t raw_bytes = kBlockHeaderBytes + n * sizeof(T);
+  const std::span<std::uint8_t> bounded = out.first(std::min(out.size(), raw_bytes));
+  struct Option {
+    FloatEncoding encoding;
+    std::size_t rank;  // the estimate, plus a handicap for a slower encoder
+  };
+  Option options[4];
+  int count = 0;
+  const std::size_t gorilla = EstimateGorilla(values, kGorillaCheckWindow);
+  const std::size_t xor_groups = EstimateXorGroups(values, kXorCheckWindow);
+  const std::size_t rival = std::min({gorilla, xor_groups, raw_bytes});
+  const AlpChoice alp = SearchAlpExponents(
+      values, hint, ws, static_cast<double>(rival) * 8 / static_cast<double>(n),
+      /*for_encode=*/true);
+  const std::size_t alp_estimate = EstimateAlpWithHint(values, hint);
+  options[count++] = {FloatEncoding::kAlp, alp_estimate};
+  options[count++] = {FloatEncoding::kXorGroups, xor_groups};
+  options[count++] = {FloatEncoding::kGorilla, gorilla + gorilla / 8};
+  AlpRdPlan rd;
+  if (AlpRdFloorBytes<T>(n) < std::min({alp_estimate, xor_groups, gorilla})) {
+    options[count++] = {FloatEncoding::kAlpRd,
+                        EstimateCandidate(FloatEncoding::kAlpRd, values, hint, ws, &rd)};
+  }
+  // Insertion sort, stable: on equal ranks the faster encoder listed first wins.
+  for (int k = 1; k < count; ++k) {
+    for (int m = k; m > 0 && options[m].rank < options[m - 1].rank; --m) {
+      std::swap(options[m], options[m - 1]);
+    }
+  }
+  FloatEncoding written = FloatEncoding::kRaw;
+  std::size_t bytes = 0;
+  int next = 0;
+  for (; next < count && bytes == 0; ++next) {
+    if (options[next].rank >= raw_bytes) break;
+    bytes = EncodeCandidate(options[next].encoding, values, alp, rd, ws, bounded, &written);
+  }
+  FloatEncoding runner_up = FloatEncoding::kRaw;
+  std::size_t runner_up_bytes = 0;
+  if (bytes != 0 && next < count && options[next].rank < bytes + bytes / 32) {
+    const FloatEncoding encoding = options[next].encoding;
+    const std::size_t limit = DisplacingLimit(written, encoding, bytes);
+    FloatEncoding candidate = encoding;
+    std::size_t candidate_bytes = 0;
+    if (encoding == FloatEncoding::kGorilla) {
+      // Scratch has room past the limit, so Gorilla's fast writer needs no margin.
+      const std::size_t stream = GorillaStream<T, false>(
+          values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
+          limit - kBlockHeaderBytes, nullptr);
+      if (stream != 0) {
+        WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
+        candidate_bytes = kBlockHeaderBytes + stream;
+      }
+    } else {
+      candidate_bytes = EncodeCandidate(encoding, values, alp, rd, ws,
+                                        std::span<std::uint8_t>(ws.bytes, limit), &candidate);
+    }
+    if (candidate_bytes != 0 && candidate_bytes < bytes) {
+      std::memcpy(out.data(), ws.bytes, candidate_bytes);
+      runner_up = written;
+      runner_up_bytes = bytes;
+      bytes = candidate_bytes;
+      written = candidate;
+    } else if (candidate_bytes != 0) {
+      runner_up = candidate;
+      runner_up_bytes = candidate_bytes;
+    }
+  }
+  if (bytes == 0) {
+    bytes = EncodeRaw(values, out);
+    written = FloatEncoding::kRaw;
+  }
+  if (written == FloatEncoding::kAlpRd) hint.rd_right_bits = rd.right_bits;
+  hint.last_bytes = ClampBytes(n == kBlockCapacity ? bytes : 0);
+  hint.blocks_since_choice = 0;
+  const bool has_runner_up = runner_up_bytes != 0 && written != FloatEncoding::kRaw;
+  hint.runner_up_encoding = has_runner_up ? static_cast<std::uint8_t>(runner_up)
+                                          : SeriesHint::kNoEncoding;
+  hint.runner_up_bytes = ClampBytes(runner_up_bytes);
+  return {bytes, written};
+}
+
 template <typename T>
 EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                             std::span<std::uint8_t> out) {
@@ -1051,6 +1241,15 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
     too_big = last;
   } else if (IsConstantBlock(values)) {
     return finish({EncodeConstant(values, out), FloatEncoding::kConstant});
+  } else if (const std::size_t bytes = EncodeNearConstant(values, hint, ws, out); bytes != 0) {
+    hint.last_bytes = ClampBytes(n == kBlockCapacity ? bytes : 0);
+    hint.blocks_since_choice = 0;
+    hint.runner_up_encoding = SeriesHint::kNoEncoding;
+    hint.runner_up_bytes = 0;
+    return finish({bytes, FloatEncoding::kAlp});
+  }
+  if (hint.last_encoding == SeriesHint::kNoEncoding) {
+    return finish(ChooseFirstBlock(values, hint, ws, out));
   }
   return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0, too_big));
 }

@@ -16,6 +16,8 @@ namespace ingot::codec {
 
 struct SeriesHint {
   static constexpr int kPairs = 3;
+  // last_encoding and runner_up_encoding when there is none.
+  static constexpr std::uint8_t kNoEncoding = 0xff;
   // Most recent winning (exponent, factor) pairs; exponent 0xff marks an empty slot.
   std::uint8_t exponent[kPairs] = {0xff, 0xff, 0xff};
   std::uint8_t factor[kPairs] = {0xff, 0xff, 0xff};

@@ -109,6 +109,42 @@ TEST(FloatCodecSizes, ConstantBlocksTakeAtMostSixteenBytes) {
   EXPECT_LE(r.bytes, 16u);
 }
 
+// A first block that is one value but for a few (a counter at zero with rare events) costs the
+// few values and their positions, also when the first value is one of the few; and it decodes.
+// A dozen is the limit for doubles (at most a bit per value); beyond it the usual choice runs.
+TEST(FloatCodecSizes, NearlyConstantFirstBlocksStoreOnlyTheOddValues) {
+  auto ws = std::make_unique<Workspace>();
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  for (const double constant : {0.0, 37.5, -1.25}) {
+    for (const std::size_t odd : {1u, 4u, 12u, 13u}) {
+      std::vector<double> v(1024, constant);
+      std::mt19937_64 rng(odd);
+      for (std::size_t k = 0; k < odd; ++k) {
+        v[k == 0 ? 0 : rng() % 1024] = static_cast<double>(rng() % 100000) / 7;
+      }
+      std::size_t different = 0;
+      for (const double x : v) different += x != constant;
+      SeriesHint hint;
+      const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+      std::string where = "constant ";
+      where.append(std::to_string(constant)).append(", odd ").append(std::to_string(odd));
+      if (different <= 12) {
+        EXPECT_EQ(r.encoding, FloatEncoding::kAlp) << where;
+        EXPECT_EQ(r.bytes, kAlpHeaderBytes + different * (2 + sizeof(double))) << where;
+        EXPECT_EQ(hint.last_encoding, static_cast<std::uint8_t>(FloatEncoding::kAlp)) << where;
+      } else {
+        EXPECT_GT(r.bytes, kAlpHeaderBytes + 12 * (2 + sizeof(double))) << where;
+      }
+      std::vector<double> back(v.size());
+      ASSERT_TRUE(Decode<double>(std::span<const std::uint8_t>(buf.data(), r.bytes),
+                                 std::span<double>(back), *ws)
+                      .ok())
+          << where;
+      EXPECT_TRUE(BitEqual<double>(v, back)) << where;
+    }
+  }
+}
+
 TEST(FloatCodecSizes, RandomBitsStayWithinRawPlusHeader) {
   auto ws = std::make_unique<Workspace>();
   SeriesHint hint;
