@@ -177,6 +177,23 @@ bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& 
   return true;
 }
 
+std::size_t AppendHeadHint(const codec::SeriesHint& hint, std::size_t chunk_bytes,
+                           std::span<std::uint8_t> buffer) noexcept {
+  codec::SaveHint(hint, buffer.subspan(chunk_bytes).first<codec::kSavedHintBytes>());
+  return chunk_bytes + codec::kSavedHintBytes;
+}
+
+std::span<const std::uint8_t> SplitHeadValue(std::span<const std::uint8_t> value,
+                                             codec::SeriesHint* hint) noexcept {
+  if (value.size() < kChunkHeaderBytes + codec::kSavedHintBytes) return value;
+  const std::uint64_t chunk_bytes = std::uint64_t{kChunkHeaderBytes} +
+                                    Load<std::uint32_t>(value.data() + 24) +
+                                    Load<std::uint32_t>(value.data() + 28);
+  if (chunk_bytes + codec::kSavedHintBytes != value.size()) return value;
+  codec::LoadHint(value.subspan(chunk_bytes), hint);
+  return value.first(chunk_bytes);
+}
+
 Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* h) noexcept {
   if (chunk.size() < kChunkHeaderBytes) {
     return Bad(std::to_string(chunk.size()) + " bytes < header " +

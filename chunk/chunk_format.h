@@ -79,6 +79,18 @@ bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& 
 // enough for range filtering before a decode.
 Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* header) noexcept;
 
+// A checkpointed head buffer's stored value: the head's points as a sealed chunk, then the
+// series' saved codec hint (codec::kSavedHintBytes), so that a restart seals the series' next
+// chunk with a warm hint. Values written before hints were saved hold the chunk alone.
+// Writes the hint after `chunk_bytes` bytes of `buffer` and returns the value's size.
+// REQUIRES: buffer.size() >= chunk_bytes + codec::kSavedHintBytes.
+std::size_t AppendHeadHint(const codec::SeriesHint& hint, std::size_t chunk_bytes,
+                           std::span<std::uint8_t> buffer) noexcept;
+// The chunk of a head value, and its hint: *hint is left as it is when the value has none or
+// the hint is unreadable (that costs speed only; the chunk is checked on its own).
+std::span<const std::uint8_t> SplitHeadValue(std::span<const std::uint8_t> value,
+                                             codec::SeriesHint* hint) noexcept;
+
 // ParseChunkHeader plus the checksum.
 Status ValidateChunk(std::span<const std::uint8_t> chunk, ChunkHeader* header) noexcept;
 

@@ -161,7 +161,9 @@ class Checker {
         continue;
       }
       ++report_->heads;
-      CheckChunk(sid, AsBytes(it->value()), "checkpointed head", &report_->bad_heads);
+      codec::SeriesHint hint;
+      CheckChunk(sid, SplitHeadValue(AsBytes(it->value()), &hint), "checkpointed head",
+                 &report_->bad_heads);
     }
     if (!it->status().ok()) {
       ++report_->unreadable_blocks;

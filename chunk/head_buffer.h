@@ -87,6 +87,7 @@ class HeadBuffer {
   std::int64_t newest_sealed_ts_ns() const { return newest_sealed_ts_ns_; }
   bool sealed_any() const { return sealed_any_; }
   codec::SeriesHint& hint() { return hint_; }
+  const codec::SeriesHint& hint() const { return hint_; }
 
  private:
   // Inline (cap_ == 1): the point is in u_.ts and inline_value_. On the heap (cap_ >= 2): cap_

@@ -64,7 +64,7 @@ ShardEngine::ShardEngine(int shard_id, int shard_count, const StorageOptions& op
       late_(late),
       clock_(clock),
       last_checkpoint_steady_ns_(SteadyNowNs()),
-      seal_buffer_(MaxSealedChunkBytes(kChunkCapacity)),
+      seal_buffer_(MaxSealedChunkBytes(kChunkCapacity) + codec::kSavedHintBytes),
       ws_(std::make_unique<codec::Workspace>()) {}
 
 ShardEngine::~ShardEngine() { (void)Close(); }
@@ -106,6 +106,19 @@ Status ShardEngine::Append(std::span<const PointRecord> batch,
 Status ShardEngine::Replay(std::span<const PointRecord> batch, AppendResult* result) {
   MutexLock lock(write_mu_);
   return Apply(batch, result);
+}
+
+bool ShardEngine::HeadHint(SeriesId sid, codec::SeriesHint* hint) const {
+  MutexLock lock(heads_mu_);
+  const Slot* slot = FindLocked(sid);
+  if (slot == nullptr) return false;
+  *hint = slot->head.hint();
+  return true;
+}
+
+void ShardEngine::RestoreHint(SeriesId sid, const codec::SeriesHint& hint) {
+  MutexLock lock(heads_mu_);
+  if (Slot* slot = FindLocked(sid); slot != nullptr) slot->head.hint() = hint;
 }
 
 ShardEngine::Slot* ShardEngine::FindLocked(SeriesId sid) const {
@@ -425,9 +438,11 @@ Status ShardEngine::PersistHeadsLocked() {
         batch.Delete(store_.meta_cf(), key.slice());
       } else {
         // A copy of the hint: a partial buffer should not steer the next real chunk's encoding.
+        // The series' own hint is saved after the chunk, for the next chunk after a restart.
         codec::SeriesHint hint = head.hint();
-        const std::size_t bytes =
+        const std::size_t chunk_bytes =
             SealChunk(head.type(), head.ts(), head.values_bits(), hint, *ws_, seal_buffer_);
+        const std::size_t bytes = AppendHeadHint(head.hint(), chunk_bytes, seal_buffer_);
         batch.Put(store_.meta_cf(), key.slice(),
                   rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
       }

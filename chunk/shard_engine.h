@@ -135,10 +135,16 @@ class ShardEngine {
   int shard_id() const { return shard_id_; }
   std::size_t head_series() const;
   std::size_t head_points() const;
+  // The codec hint of a series' head (false when the series has no head here): what the series'
+  // next chunk starts its encoding from.
+  bool HeadHint(SeriesId sid, codec::SeriesHint* hint) const;
 
   // --- used by Storage during recovery, before StartWal; not for other callers ---
   // Applies points without logging them.
   Status Replay(std::span<const PointRecord> batch, AppendResult* result);
+  // Gives a replayed series' head the codec hint saved with its checkpoint (no-op when the
+  // series has no head here).
+  void RestoreHint(SeriesId sid, const codec::SeriesHint& hint);
   // Writes every changed head to the meta family (synced), without touching the WAL.
   Status PersistHeads();
   Status StartWal(const std::string& dir, std::uint64_t first_seq);

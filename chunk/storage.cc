@@ -180,10 +180,13 @@ Status Storage::Recover() {
     std::unique_ptr<rocksdb::Iterator> it = store_->NewHeadIterator();
     auto ws = std::make_unique<codec::Workspace>();
     std::vector<std::int64_t> ts(kChunkCapacity), raw(kChunkCapacity);
+    // Saved hints go to the heads once their points are replayed.
+    std::vector<std::pair<SeriesId, codec::SeriesHint>> hints;
     for (; it->Valid(); it->Next()) {
       SeriesId sid;
       ChunkHeader h;
-      const auto bytes = AsBytes(it->value());
+      codec::SeriesHint hint;
+      const auto bytes = SplitHeadValue(AsBytes(it->value()), &hint);
       Status st = DecodeHeadKey(it->key(), &sid) ? ParseChunkHeader(bytes, &h)
                                                  : Status::Corruption("malformed head key");
       if (st.ok()) {
@@ -202,9 +205,13 @@ Status Storage::Recover() {
         out.push_back({sid, ts[i], static_cast<std::uint64_t>(raw[i]), h.type});
       }
       recovery_.heads_restored++;
+      if (hint.last_encoding != codec::SeriesHint::kNoEncoding) hints.emplace_back(sid, hint);
     }
     INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "read head checkpoints"));
     INGOT_RETURN_IF_ERROR(flush_routed());
+    for (const auto& [sid, hint] : hints) {
+      shards_[static_cast<std::size_t>(ShardOf(sid))]->RestoreHint(sid, hint);
+    }
   }
 
   // 2. Every WAL segment of every shard directory, oldest first per directory. A series' points

@@ -10,7 +10,9 @@
 // Thread safety: a value; owned and used by the series' single writer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace ingot::codec {
 
@@ -46,5 +48,16 @@ struct SeriesHint {
   // written (values that are not decimals), so that such a series does not pay for it often.
   std::uint8_t alp_pause_blocks = 0;
 };
+
+// A hint saved beside a series' checkpointed head, so that a restart encodes the series' next
+// chunk warm instead of searching as for a new series: a format byte, then every field in a fixed
+// order (16-bit fields little-endian).
+inline constexpr std::size_t kSavedHintBytes = 17;
+
+void SaveHint(const SeriesHint& hint, std::span<std::uint8_t, kSavedHintBytes> out) noexcept;
+
+// False (and *hint untouched) when the bytes are not a saved hint of this format or hold values
+// no encoder produces; the caller then starts from a default hint, which costs only speed.
+bool LoadHint(std::span<const std::uint8_t> bytes, SeriesHint* hint) noexcept;
 
 }  // namespace ingot::codec

@@ -5,6 +5,7 @@
 
 #include "chunk/storage.h"
 
+#include <array>
 #include <atomic>
 #include <bit>
 #include <filesystem>
@@ -533,7 +534,8 @@ TEST_F(StorageTest, UnreadableCheckpointedHeadIsSkippedAtRecovery) {
     std::string value;
     const HeadKey key = EncodeHeadKey(a);
     ASSERT_TRUE(store->db()->Get(rocksdb::ReadOptions(), store->meta_cf(), key.slice(), &value).ok());
-    value.back() ^= 0x01;
+    // A byte of the chunk, before the saved hint.
+    value[value.size() - codec::kSavedHintBytes - 1] ^= 0x01;
     ASSERT_TRUE(store->db()->Put(rocksdb::WriteOptions(), store->meta_cf(), key.slice(), value).ok());
     ASSERT_TRUE(store->Close().ok());
   }
@@ -541,6 +543,32 @@ TEST_F(StorageTest, UnreadableCheckpointedHeadIsSkippedAtRecovery) {
   EXPECT_EQ(storage_->recovery_stats().heads_restored, 1u);
   EXPECT_EQ(storage_->recovery_stats().heads_corrupt, 1u);
   ExpectRange(Model{{b, {{1, 3.0}}}}, b, kMin, kMax);
+}
+
+// The codec hint a series learned from its sealed chunks is saved with its checkpointed head, so
+// the first chunk after a restart is encoded warm rather than searched as for a new series.
+TEST_F(StorageTest, SeriesHintSurvivesARestartWithTheHead) {
+  Open(1);
+  const SeriesId a = Series("a");
+  std::vector<std::pair<std::int64_t, double>> points;
+  for (int i = 0; i < 1500; ++i) points.emplace_back(i + 1, 20 + (i * 37 % 1000) * 0.01);
+  Write(a, points);
+  codec::SeriesHint before;
+  ASSERT_TRUE(storage_->shard(storage_->ShardOf(a)).HeadHint(a, &before));
+  ASSERT_NE(before.last_encoding, codec::SeriesHint::kNoEncoding);  // a chunk was sealed
+  ASSERT_TRUE(storage_->Close().ok());
+  storage_.reset();
+  Open(1);
+  codec::SeriesHint after;
+  ASSERT_TRUE(storage_->shard(storage_->ShardOf(a)).HeadHint(a, &after));
+  std::array<std::uint8_t, codec::kSavedHintBytes> saved_before{};
+  std::array<std::uint8_t, codec::kSavedHintBytes> saved_after{};
+  codec::SaveHint(before, saved_before);
+  codec::SaveHint(after, saved_after);
+  EXPECT_EQ(saved_before, saved_after);
+  Model model;
+  for (const auto& [t, v] : points) model[a][t] = v;
+  ExpectRange(model, a, kMin, kMax);
 }
 
 TEST_F(StorageTest, MisroutedBatchIsRejectedWhole) {

@@ -1,6 +1,7 @@
 // Round trips of the adaptive float codec and of every single encoding, bit for bit.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <memory>
 #include <random>
 
@@ -143,6 +144,47 @@ TEST(FloatCodecSizes, NearlyConstantFirstBlocksStoreOnlyTheOddValues) {
       EXPECT_TRUE(BitEqual<double>(v, back)) << where;
     }
   }
+}
+
+// A hint saved with a checkpointed head loads back field for field; bytes of another format, a
+// short buffer or values no encoder writes are refused and leave the caller's hint alone.
+TEST(SavedHint, RoundTripsAndRefusesWhatNoEncoderWrites) {
+  auto ws = std::make_unique<Workspace>();
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  SeriesHint hint;
+  for (int b = 0; b < 3; ++b) {
+    (void)EncodeDoubles(MakePattern<double>(Pattern::kWalk2, 1024, b), hint, *ws, buf);
+  }
+  std::array<std::uint8_t, kSavedHintBytes> saved{};
+  SaveHint(hint, saved);
+  SeriesHint loaded;
+  ASSERT_TRUE(LoadHint(saved, &loaded));
+  std::array<std::uint8_t, kSavedHintBytes> again{};
+  SaveHint(loaded, again);
+  EXPECT_EQ(saved, again);
+  EXPECT_EQ(loaded.exponent[0], hint.exponent[0]);
+  EXPECT_EQ(loaded.last_bytes, hint.last_bytes);
+
+  auto refused = [&](std::span<const std::uint8_t> bytes) {
+    SeriesHint h;
+    h.last_bytes = 1234;
+    const bool ok = LoadHint(bytes, &h);
+    return !ok && h.last_bytes == 1234;
+  };
+  EXPECT_TRUE(refused(std::span<const std::uint8_t>(saved).first(kSavedHintBytes - 1)));
+  auto bad = saved;
+  bad[0] = 99;  // format
+  EXPECT_TRUE(refused(bad));
+  bad = saved;
+  bad[1] = 19;  // exponent beyond double's
+  EXPECT_TRUE(refused(bad));
+  bad = saved;
+  bad[1] = 3;
+  bad[4] = 4;  // factor above its exponent
+  EXPECT_TRUE(refused(bad));
+  bad = saved;
+  bad[7] = 42;  // no such encoding
+  EXPECT_TRUE(refused(bad));
 }
 
 TEST(FloatCodecSizes, RandomBitsStayWithinRawPlusHeader) {
