@@ -8,7 +8,9 @@
 # builds ingotd (Release) first.
 #
 # Files: raw little-endian float64 (.bin) or one value a line (.csv); default: the ALP row groups
-# in ../shared/datasets/alp-rowgroups.
+# in ../shared/datasets/alp-rowgroups. A last row, tsbs_cpu, is ingot-bench's TSBS-like cpu
+# workload (100 hosts, 10 fields, 9 tags, 2-decimal walks, 10 s apart): --cpu-values N values of
+# it (default 1000000; 0 leaves the row out). It is not in the mean, which is over the files.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +22,14 @@ for tool in "$INGOTD" "$VM" "$(command -v python3 || true)" "$(command -v curl |
     exit 2
   fi
 done
-FILES=("$@")
+CPU_VALUES=1000000
+FILES=()
+while (($# > 0)); do
+  case $1 in
+    --cpu-values) CPU_VALUES=${2:?--cpu-values needs a number}; shift 2 ;;
+    *) FILES+=("$1"); shift ;;
+  esac
+done
 if ((${#FILES[@]} == 0)); then FILES=("$ROOT"/../shared/datasets/alp-rowgroups/*.bin); fi
 
 source "$(dirname "${BASH_SOURCE[0]}")/compare_lib.sh"
@@ -50,6 +59,40 @@ with open(out, "w") as f:
         f.write("real value=%r %d\n" % (v, t0 + 10 * i))
 print(len(values))
 EOF
+}
+
+# cpu_lines OUT: CPU_VALUES values of ingot-bench's cpu workload as line protocol (ns
+# timestamps), captured from its TCP target by a listener that writes what it receives. Prints the
+# number of values.
+cpu_lines() {
+  local out=$1 port
+  port=$(free_port)
+  python3 - "$port" "$out" <<'EOF' &
+import socket, sys
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("127.0.0.1", int(sys.argv[1])))
+srv.listen(1)
+open(sys.argv[2] + ".ready", "w").close()
+conn, _ = srv.accept()
+with open(sys.argv[2], "wb") as f:
+    while True:
+        data = conn.recv(1 << 20)
+        if not data:
+            break
+        f.write(data)
+EOF
+  local listener=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    if [[ -e $out.ready ]]; then break; fi
+    sleep 0.1
+  done
+  "$ROOT/build/bench/ingot-bench" ingest --target "tcp://127.0.0.1:$port" --points "$CPU_VALUES" \
+    --hosts 100 --fields 10 --tags 9 --decimals 2 --interval 10s --start 2024-01-01T00:00:00Z -q \
+    >/dev/null
+  wait "$listener"
+  echo "$CPU_VALUES"
 }
 
 # post_lines URL FILE: the file in pieces of 20,000 lines; fails on any non-2xx answer.
@@ -89,7 +132,7 @@ ingot_bytes() {
     --set "ingest.tcp_listen=127.0.0.1:$tcp" >"$SERVER_LOG" 2>&1 &
   SERVER_PID=$!
   wait_ready "http://127.0.0.1:$http/health" "$tcp"
-  post_lines "http://127.0.0.1:$http/write?precision=s" "$lines"
+  post_lines "http://127.0.0.1:$http/write?precision=$PRECISION" "$lines"
   curl -sf -o /dev/null -X POST "http://127.0.0.1:$http/internal/force_merge"
   stop_server
   find "$data/db" -name '*.sst' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
@@ -107,7 +150,7 @@ vm_bytes() {
   SERVER_PID=$!
   # No TCP listener to wait for: the HTTP port stands for both.
   wait_ready "http://127.0.0.1:$http/health" "$http"
-  post_lines "http://127.0.0.1:$http/write?precision=s" "$lines"
+  post_lines "http://127.0.0.1:$http/write?precision=$PRECISION" "$lines"
   curl -sf -o /dev/null "http://127.0.0.1:$http/internal/force_flush"
   curl -sf -o /dev/null "http://127.0.0.1:$http/internal/force_merge?partition_prefix=$PARTITION"
   local bytes
@@ -120,18 +163,36 @@ echo "| data set | values | Ingot B/value | VictoriaMetrics B/value | ratio |"
 echo "|---|---|---|---|---|"
 sum_ratio=0
 count=0
+# row NAME LINES VALUES: one row of the table (both servers, the same lines) into $WORK/row;
+# prints the ratio.
+row() {
+  local name=$1 lines=$2 n=$3 ib vb ratio
+  ib=$(ingot_bytes "$lines")
+  vb=$(vm_bytes "$lines")
+  ratio=$(calc "%.3f" "$ib / $vb")
+  echo "| $name | $n | $(calc "%.3f" "$ib / $n") | $(calc "%.3f" "$vb / $n") | $ratio |" \
+    >"$WORK/row"
+  echo "$ratio"
+}
+PRECISION=s
 for file in "${FILES[@]}"; do
   name=$(basename "$file")
   name=${name%.*}
   lines="$WORK/$name.lp"
   n=$(to_lines "$file" "$lines")
   log "$name: $n values"
-  ib=$(ingot_bytes "$lines")
-  vb=$(vm_bytes "$lines")
-  ratio=$(calc "%.3f" "$ib / $vb")
+  ratio=$(row "$name" "$lines" "$n")
+  cat "$WORK/row"
   sum_ratio=$(calc "%.6f" "$sum_ratio + $ratio")
   count=$((count + 1))
-  echo "| $name | $n | $(calc "%.3f" "$ib / $n") | $(calc "%.3f" "$vb / $n") | $ratio |"
 done
+if ((CPU_VALUES > 0)); then
+  lines="$WORK/tsbs_cpu.lp"
+  n=$(cpu_lines "$lines")
+  log "tsbs_cpu: $n values of ingot-bench's cpu workload"
+  PRECISION=ns
+  row tsbs_cpu "$lines" "$n" >/dev/null
+  cat "$WORK/row"
+fi
 echo
 echo "mean ratio (Ingot / VictoriaMetrics): $(calc "%.3f" "$sum_ratio / $count")"
