@@ -1163,7 +1163,20 @@ EncodeResult ChooseFirstBlock(std::span<const T> values, SeriesHint& hint, Works
   }
   FloatEncoding runner_up = FloatEncoding::kRaw;
   std::size_t runner_up_bytes = 0;
-  if (bytes != 0 && next < count && options[next].rank < bytes + bytes / 32) {
+  // Gorilla's and grouped XOR's estimates come from windows in the middle of the block: when the
+  // one written came out far from its estimate, the other is off the same way (a block whose
+  // middle is calmer or busier than the rest), and is judged with the same correction.
+  auto windowed = [](FloatEncoding e) {
+    return e == FloatEncoding::kGorilla || e == FloatEncoding::kXorGroups;
+  };
+  std::size_t runner_up_rank = next < count ? options[next].rank : SIZE_MAX;
+  if (bytes != 0 && next < count && windowed(written) && windowed(options[next].encoding) &&
+      options[next - 1].rank != 0) {
+    runner_up_rank = static_cast<std::size_t>(static_cast<double>(runner_up_rank) *
+                                              static_cast<double>(bytes) /
+                                              static_cast<double>(options[next - 1].rank));
+  }
+  if (bytes != 0 && next < count && runner_up_rank < bytes + bytes / 32) {
     const FloatEncoding encoding = options[next].encoding;
     const std::size_t limit = DisplacingLimit(written, encoding, bytes);
     FloatEncoding candidate = encoding;
