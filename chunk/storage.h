@@ -113,6 +113,7 @@ class Storage {
   }
   ShardEngine& shard(int i) { return *shards_[static_cast<std::size_t>(i)]; }
   SeriesIndex& index() { return *index_; }
+  const StorageOptions& options() const { return options_; }
   ChunkStore& chunks() { return *store_; }
   const RecoveryStats& recovery_stats() const { return recovery_; }
 

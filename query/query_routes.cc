@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -94,6 +96,67 @@ void StatusReply(HttpReply& reply, const Status& st) {
   }
 }
 
+// A duration as Go's Prometheus prints it ("5m", "1h30m", "30s", "250ms", "0s").
+void AppendGoDuration(std::int64_t ms, std::string* out) {
+  if (ms <= 0) {
+    out->append("0s");
+    return;
+  }
+  constexpr std::pair<std::int64_t, const char*> kUnits[] = {
+      {7 * 24 * 3600'000LL, "w"}, {24 * 3600'000LL, "d"}, {3600'000LL, "h"},
+      {60'000LL, "m"},            {1000LL, "s"},          {1LL, "ms"}};
+  for (const auto& [unit, name] : kUnits) {
+    if (ms >= unit) {
+      AppendInt(ms / unit, out);
+      out->append(name);
+      ms %= unit;
+    }
+  }
+}
+
+std::string GoDuration(std::int64_t ms) {
+  std::string text;
+  AppendGoDuration(ms, &text);
+  return text;
+}
+
+// When this process registered its routes: Prometheus' start and last configuration time.
+std::chrono::system_clock::time_point ProcessStart() {
+  static const std::chrono::system_clock::time_point start = std::chrono::system_clock::now();
+  return start;
+}
+
+// RFC 3339 in UTC with nanoseconds, as Go prints a time ("2024-01-01T00:00:00.5Z").
+void AppendRfc3339(std::chrono::system_clock::time_point t, std::string* out) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  const std::size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  out->append(buf, n);
+  std::int64_t frac = ns % 1'000'000'000;
+  if (frac != 0) {
+    char digits[16];
+    std::snprintf(digits, sizeof(digits), "%09lld", static_cast<long long>(frac));
+    std::size_t len = 9;
+    while (len > 0 && digits[len - 1] == '0') --len;
+    out->push_back('.');
+    out->append(digits, len);
+  }
+  out->push_back('Z');
+}
+
+// Fixed answers of Prometheus endpoints about data Ingot does not keep (metadata, rules, alerts,
+// scrape targets, configuration): what Prometheus answers when it has none.
+HttpHandler FixedAnswer(std::string data_json) {
+  auto body = std::make_shared<const std::string>("{\"status\":\"success\",\"data\":" +
+                                                  data_json + "}\n");
+  return [body](const HttpRequest&, HttpReply& reply) {
+    SetReply(reply, http::status::ok, "application/json", std::string(*body));
+  };
+}
+
 class Params {
  public:
   explicit Params(const HttpRequest& request) : params_(ParseQueryParams(request)) {}
@@ -153,7 +216,10 @@ class InFlight {
 class QueryApi : public std::enable_shared_from_this<QueryApi> {
  public:
   QueryApi(Storage& storage, const QueryOptions& options)
-      : storage_(storage), options_(options), catalog_(storage.index()) {}
+      : storage_(storage),
+        options_(options),
+        catalog_(storage.index()),
+        storage_retention_(GoDuration(storage.options().retention_s * 1000)) {}
 
   // Wraps a handler with the concurrency cap and the query metrics.
   HttpHandler Limited(Endpoint endpoint,
@@ -227,6 +293,99 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     out->clear();
     std::vector<SeriesId> ids;
     if (!MatchAllIds(selectors, &ids, reply)) return false;
+    out->reserve(ids.size());
+    for (SeriesId sid : ids) {
+      SeriesRef info;
+      Status st = catalog_.Describe(sid, &info);
+      if (st.IsNotFound()) continue;
+      if (!st.ok()) {
+        StatusReply(reply, st);
+        return false;
+      }
+      out->push_back(std::move(info));
+    }
+    return true;
+  }
+
+  // The optional start/end of the catalog endpoints (series, labels, label values): all time
+  // when both are absent. False (and the reply written) when one is malformed or end < start.
+  static bool CatalogWindow(const Params& params, std::int64_t* start_ns, std::int64_t* end_ns,
+                            HttpReply& reply) {
+    if (!TimeParam(params, "start", kMinTs, start_ns, reply) ||
+        !TimeParam(params, "end", kMaxTs, end_ns, reply)) {
+      return false;
+    }
+    if (*end_ns < *start_ns) {
+      BadParam(reply, "end", "end timestamp must not be before start time");
+      return false;
+    }
+    return true;
+  }
+
+  // Whether `sid` may hold points in [start_ns, end_ns]: its head buffer, then its sealed chunks
+  // (a chunk whose time span overlaps counts, as a Prometheus block that overlaps does), then
+  // late points.
+  // `ts` and `values` are the caller's scratch.
+  Status MayHavePointsIn(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                         std::vector<std::int64_t>& ts, std::vector<double>& values, bool* found) {
+    *found = false;
+    INGOT_RETURN_IF_ERROR(
+        storage_.shard(storage_.ShardOf(sid)).ReadHead(sid, start_ns, end_ns, &ts, &values));
+    if (!ts.empty()) {
+      *found = true;
+      return Status::OK();
+    }
+    // A chunk found ends the walk early: the walk stops at the first non-OK status.
+    const Status walk = storage_.ForEachChunk(sid, start_ns, end_ns, [&](const ChunkView& view) {
+      if (view.count() == 0 || view.last_ts_ns() < start_ns || view.first_ts_ns > end_ns) {
+        return Status::OK();
+      }
+      *found = true;
+      return Status::Busy("found");
+    });
+    if (*found) return Status::OK();
+    INGOT_RETURN_IF_ERROR(walk);
+    if (storage_.MayHaveLateData(sid)) {
+      INGOT_RETURN_IF_ERROR(storage_.ReadSeries(sid, start_ns, end_ns, &ts, &values));
+      *found = !ts.empty();
+    }
+    return Status::OK();
+  }
+
+  // Keeps the ids that may hold points in the window (all of them for all time).
+  bool KeepInWindow(std::vector<SeriesId>* ids, std::int64_t start_ns, std::int64_t end_ns,
+                    HttpReply& reply) {
+    if (start_ns == kMinTs && end_ns == kMaxTs) return true;
+    std::size_t kept = 0;
+    std::vector<std::int64_t> ts;
+    std::vector<double> values;
+    for (SeriesId sid : *ids) {
+      bool found = false;
+      Status st = MayHavePointsIn(sid, start_ns, end_ns, ts, values, &found);
+      if (!st.ok()) {
+        StatusReply(reply, st);
+        return false;
+      }
+      if (found) (*ids)[kept++] = sid;
+    }
+    ids->resize(kept);
+    return true;
+  }
+
+  // The ids matched by the request's match[] selectors, or every series when there are none, that
+  // may hold points in [start_ns, end_ns].
+  bool CatalogIds(const std::vector<std::string>& selectors, std::int64_t start_ns,
+                  std::int64_t end_ns, std::vector<SeriesId>* ids, HttpReply& reply) {
+    const std::vector<std::string> every = {"{__name__=~\".+\"}"};
+    if (!MatchAllIds(selectors.empty() ? every : selectors, ids, reply)) return false;
+    return KeepInWindow(ids, start_ns, end_ns, reply);
+  }
+
+  bool CatalogSeries(const std::vector<std::string>& selectors, std::int64_t start_ns,
+                     std::int64_t end_ns, std::vector<SeriesRef>* out, HttpReply& reply) {
+    std::vector<SeriesId> ids;
+    if (!CatalogIds(selectors, start_ns, end_ns, &ids, reply)) return false;
+    out->clear();
     out->reserve(ids.size());
     for (SeriesId sid : ids) {
       SeriesRef info;
@@ -478,8 +637,11 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     // Described one at a time while the answer is written, a piece at a time: a million matched
     // series cost their ids (4 bytes each) and one piece of the answer, not their labels or the
     // whole answer.
+    std::int64_t start_ns, end_ns;
+    if (!CatalogWindow(params, &start_ns, &end_ns, reply)) return;
     auto ids = std::make_shared<std::vector<SeriesId>>();
     if (!MatchAllIds(selectors, ids.get(), reply)) return;
+    if (!KeepInWindow(ids.get(), start_ns, end_ns, reply)) return;
     reply.response.result(http::status::ok);
     reply.response.set(http::field::content_type, "application/json");
     auto next = std::make_shared<std::size_t>(0);
@@ -525,12 +687,15 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   void Labels(const HttpRequest& request, HttpReply& reply) {
     const Params params(request);
     const std::vector<std::string> selectors = params.All("match[]");
-    if (selectors.empty()) {
+    std::int64_t start_ns, end_ns;
+    if (!CatalogWindow(params, &start_ns, &end_ns, reply)) return;
+    const bool all_time = start_ns == kMinTs && end_ns == kMaxTs;
+    if (selectors.empty() && all_time) {
       StringListReply(reply, catalog_.LabelNames());
       return;
     }
     std::vector<SeriesRef> series;
-    if (!MatchAll(selectors, &series, reply)) return;
+    if (!CatalogSeries(selectors, start_ns, end_ns, &series, reply)) return;
     std::vector<std::string> names;
     if (!series.empty()) names.emplace_back(kMetricNameLabel);
     for (const SeriesRef& info : series) {
@@ -555,12 +720,15 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
         path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size()));
     const Params params(request);
     const std::vector<std::string> selectors = params.All("match[]");
-    if (selectors.empty()) {
+    std::int64_t start_ns, end_ns;
+    if (!CatalogWindow(params, &start_ns, &end_ns, reply)) return;
+    const bool all_time = start_ns == kMinTs && end_ns == kMaxTs;
+    if (selectors.empty() && all_time) {
       StringListReply(reply, catalog_.LabelValues(name));
       return;
     }
     std::vector<SeriesRef> series;
-    if (!MatchAll(selectors, &series, reply)) return;
+    if (!CatalogSeries(selectors, start_ns, end_ns, &series, reply)) return;
     std::vector<std::string> values;
     for (const SeriesRef& info : series) {
       const std::string_view v = info->Label(name);
@@ -575,6 +743,60 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   // family, then compacts the chunk families so that replaced chunks stop taking disk space.
   // Runs to completion before answering; meant for maintenance and measurements.
 
+
+  // Ingot stores no exemplars: the query and window are validated as Prometheus does, and the
+  // answer is an empty list.
+  void QueryExemplars(const HttpRequest& request, HttpReply& reply) {
+    const Params params(request);
+    const std::string* query = params.Get("query");
+    if (query == nullptr || query->empty()) {
+      BadParam(reply, "query", "missing");
+      return;
+    }
+    std::unique_ptr<Expr> expr;
+    if (Status st = ParseExpr(*query, &expr); !st.ok()) {
+      BadParam(reply, "query", st.message());
+      return;
+    }
+    std::int64_t start_ns, end_ns;
+    if (!CatalogWindow(params, &start_ns, &end_ns, reply)) return;
+    SetReply(reply, http::status::ok, "application/json", "{\"status\":\"success\",\"data\":[]}\n");
+  }
+
+  // Prometheus' runtime facts, with Ingot's values where it has them.
+  void RuntimeInfo(const HttpRequest&, HttpReply& reply) {
+    std::string body = "{\"status\":\"success\",\"data\":{\"startTime\":\"";
+    AppendRfc3339(ProcessStart(), &body);
+    body += "\",\"CWD\":";
+    std::error_code ec;
+    AppendJsonString(std::filesystem::current_path(ec).string(), &body);
+    body += ",\"reloadConfigSuccess\":true,\"lastConfigTime\":\"";
+    AppendRfc3339(ProcessStart(), &body);
+    body += "\",\"corruptionCount\":";
+    AppendInt(static_cast<std::int64_t>(QueryCounters().damaged->Value()), &body);
+    body += ",\"goroutineCount\":0,\"GOMAXPROCS\":";
+    AppendInt(static_cast<std::int64_t>(std::thread::hardware_concurrency()), &body);
+    body += ",\"GOGC\":\"\",\"GODEBUG\":\"\",\"storageRetention\":\"";
+    body += storage_retention_;
+    body += "\"}}\n";
+    SetReply(reply, http::status::ok, "application/json", std::move(body));
+  }
+
+  // The query settings under the names of Prometheus' flags that mean the same.
+  void Flags(const HttpRequest&, HttpReply& reply) {
+    std::string body = "{\"status\":\"success\",\"data\":{\"query.lookback-delta\":\"";
+    AppendGoDuration(options_.lookback_ms, &body);
+    body += "\",\"query.max-concurrency\":\"";
+    AppendInt(options_.max_concurrent, &body);
+    body += "\",\"query.max-samples\":\"";
+    AppendInt(static_cast<std::int64_t>(options_.max_points), &body);
+    body += "\",\"query.timeout\":\"";
+    AppendGoDuration(options_.timeout_ms, &body);
+    body += "\",\"storage.tsdb.retention.time\":\"";
+    body += storage_retention_;
+    body += "\"}}\n";
+    SetReply(reply, http::status::ok, "application/json", std::move(body));
+  }
 
   void TsdbStatus(const HttpRequest& request, HttpReply& reply) {
     const Params params(request);
@@ -607,6 +829,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   Storage& storage_;
   const QueryOptions options_;
   SeriesCatalog catalog_;
+  const std::string storage_retention_;  // Go duration text, "0s" when kept forever
   std::atomic<std::uint32_t> in_flight_{0};
 };
 
@@ -619,9 +842,10 @@ InFlight::~InFlight() { api_.Release(std::chrono::steady_clock::now() - start_);
 
 
 void BuildInfo(const HttpRequest&, HttpReply& reply) {
-  // `version` is the Prometheus API level Ingot answers like (Grafana picks features by it).
+  // `version` is the Prometheus release whose query semantics Ingot follows (range windows open on
+  // the left, as since Prometheus 3.0); Grafana picks features by it.
   std::string body =
-      "{\"status\":\"success\",\"data\":{\"application\":\"ingot\",\"version\":\"2.45.0\","
+      "{\"status\":\"success\",\"data\":{\"application\":\"ingot\",\"version\":\"3.0.0\","
       "\"ingotVersion\":\"";
   body += kVersion;
   body += "\",\"revision\":\"\",\"branch\":\"\",\"buildUser\":\"\",\"buildDate\":\"\","
@@ -632,6 +856,7 @@ void BuildInfo(const HttpRequest&, HttpReply& reply) {
 }  // namespace
 
 void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOptions& options) {
+  (void)ProcessStart();  // the start time reported by /api/v1/status/runtimeinfo
   auto api = std::make_shared<QueryApi>(storage, options);
   QueryCounters();
   router.Add(http::verb::get, "/api/v1/export", api->Limited(Endpoint::kExport, &QueryApi::Export));
@@ -647,6 +872,25 @@ void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOption
                      api->Limited(Endpoint::kLabelValues, &QueryApi::LabelValues));
   }
   router.Add(http::verb::get, "/api/v1/status/buildinfo", BuildInfo);
+  for (http::verb verb : {http::verb::get, http::verb::post}) {
+    router.Add(verb, "/api/v1/query_exemplars",
+               api->Limited(Endpoint::kSeries, &QueryApi::QueryExemplars));
+  }
+  router.Add(http::verb::get, "/api/v1/metadata", FixedAnswer("{}"));
+  router.Add(http::verb::get, "/api/v1/targets/metadata", FixedAnswer("[]"));
+  router.Add(http::verb::get, "/api/v1/targets",
+             FixedAnswer("{\"activeTargets\":[],\"droppedTargets\":[]}"));
+  router.Add(http::verb::get, "/api/v1/rules", FixedAnswer("{\"groups\":[]}"));
+  router.Add(http::verb::get, "/api/v1/alerts", FixedAnswer("{\"alerts\":[]}"));
+  router.Add(http::verb::get, "/api/v1/alertmanagers",
+             FixedAnswer("{\"activeAlertmanagers\":[],\"droppedAlertmanagers\":[]}"));
+  router.Add(http::verb::get, "/api/v1/status/config", FixedAnswer("{\"yaml\":\"\"}"));
+  router.Add(http::verb::get, "/api/v1/status/walreplay",
+             FixedAnswer("{\"min\":0,\"max\":0,\"current\":0}"));
+  router.Add(http::verb::get, "/api/v1/status/runtimeinfo",
+             [api](const HttpRequest& request, HttpReply& reply) { api->RuntimeInfo(request, reply); });
+  router.Add(http::verb::get, "/api/v1/status/flags",
+             [api](const HttpRequest& request, HttpReply& reply) { api->Flags(request, reply); });
   router.Add(http::verb::get, "/api/v1/status/tsdb",
              api->Limited(Endpoint::kTsdbStatus, &QueryApi::TsdbStatus));
 }

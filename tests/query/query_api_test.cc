@@ -290,6 +290,69 @@ TEST_F(QueryApiTest, SeriesLabelsAndValues) {
 }
 
 
+// start/end limit series, label names and label values to series with points in the window
+// (chunks count by their time span, as Prometheus counts blocks), with or without match[].
+TEST_F(QueryApiTest, CatalogEndpointsHonourStartAndEnd) {
+  const std::int64_t old_t = kT0 - 10 * 86400 * kSec;  // ten days before every other series
+  Add("win", {{"era", "old"}, {"only_old", "x"}}, "v", {{old_t, 1}, {old_t + 10 * kSec, 2}});
+  Add("win", {{"era", "new"}}, "v", {{kT0 + 3600 * kSec, 3}});
+  const std::string old_window = "start=" + std::to_string(old_t / kSec - 60) +
+                                 "&end=" + std::to_string(old_t / kSec + 60);
+  EXPECT_EQ(Get("/api/v1/series?match[]=win_v&" + old_window).body,
+            R"({"status":"success","data":[{"__name__":"win_v","era":"old","only_old":"x"}]})"
+            "\n");
+  EXPECT_EQ(Get("/api/v1/series?match[]=win_v").body,
+            R"({"status":"success","data":[{"__name__":"win_v","era":"old","only_old":"x"},)"
+            R"({"__name__":"win_v","era":"new"}]})"
+            "\n");
+  // Without match[]: every series, in the window.
+  EXPECT_EQ(Get("/api/v1/labels?" + old_window).body,
+            "{\"status\":\"success\",\"data\":[\"__name__\",\"era\",\"only_old\"]}\n");
+  EXPECT_EQ(Get("/api/v1/label/era/values?" + old_window).body,
+            "{\"status\":\"success\",\"data\":[\"old\"]}\n");
+  EXPECT_EQ(Get("/api/v1/label/era/values?match[]=win_v&start=" +
+                std::to_string(kT0 / kSec + 3000) + "&end=" + std::to_string(kT0 / kSec + 4000))
+                .body,
+            "{\"status\":\"success\",\"data\":[\"new\"]}\n");
+  // A window with no points at all, and a window the wrong way round.
+  EXPECT_EQ(Get("/api/v1/label/era/values?start=1&end=2").body,
+            "{\"status\":\"success\",\"data\":[]}\n");
+  const Response bad = Get("/api/v1/labels?start=20&end=10");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("end timestamp must not be before start time"), std::string::npos);
+  EXPECT_EQ(Get("/api/v1/series?match[]=win_v&start=yesterday").status, 400);
+}
+
+// The endpoints Grafana and Prometheus' clients call about data Ingot does not keep answer as
+// Prometheus answers without such data.
+TEST_F(QueryApiTest, PrometheusStatusEndpointsAnswerLikePrometheus) {
+  auto data_of = [&](const std::string& target) {
+    const Response r = Get(target);
+    EXPECT_EQ(r.status, 200) << target << ": " << r.body;
+    return r.body;
+  };
+  EXPECT_EQ(data_of("/api/v1/metadata"), "{\"status\":\"success\",\"data\":{}}\n");
+  EXPECT_EQ(data_of("/api/v1/query_exemplars?query=cpu_usage&start=1&end=2"),
+            "{\"status\":\"success\",\"data\":[]}\n");
+  EXPECT_EQ(data_of("/api/v1/rules"), "{\"status\":\"success\",\"data\":{\"groups\":[]}}\n");
+  EXPECT_EQ(data_of("/api/v1/alerts"), "{\"status\":\"success\",\"data\":{\"alerts\":[]}}\n");
+  EXPECT_NE(data_of("/api/v1/targets").find("\"activeTargets\":[]"), std::string::npos);
+  EXPECT_NE(data_of("/api/v1/status/config").find("\"yaml\":\"\""), std::string::npos);
+  const std::string runtime = data_of("/api/v1/status/runtimeinfo");
+  EXPECT_NE(runtime.find("\"startTime\":\"20"), std::string::npos) << runtime;
+  EXPECT_NE(runtime.find("\"storageRetention\":\"0s\""), std::string::npos) << runtime;
+  const std::string flags = data_of("/api/v1/status/flags");
+  EXPECT_NE(flags.find("\"query.lookback-delta\":\"5m\""), std::string::npos) << flags;
+  EXPECT_NE(flags.find("\"query.timeout\":\"30s\""), std::string::npos) << flags;
+  // The query of an exemplar request is checked as a query is.
+  const Response missing = Get("/api/v1/query_exemplars");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(missing.body.find("bad_data"), std::string::npos);
+  EXPECT_EQ(Get("/api/v1/query_exemplars?query=sum(").status, 400);
+  EXPECT_NE(data_of("/api/v1/status/buildinfo").find("\"version\":\"3.0.0\""),
+            std::string::npos);
+}
+
 TEST_F(QueryApiTest, TsdbStatusRanksSeriesAsPrometheusAnswers) {
   for (int i = 0; i < 5; ++i) Add("pod", {{"id", std::to_string(i)}, {"host", "c"}}, "up", {{kT0, 1}});
   const Response r = Get("/api/v1/status/tsdb?limit=2");
