@@ -1,5 +1,7 @@
 #include "chunk/storage.h"
 
+#include "chunk/series_reader.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -7,6 +9,7 @@
 #include <limits>
 #include <numeric>
 
+#include "chunk/series_reader.h"
 #include "chunk/storage_metrics.h"
 #include "chunk/wal_format.h"
 #include "config/logging.h"
@@ -539,66 +542,11 @@ Status Storage::ReadSeries(SeriesId sid, std::int64_t start_ns, std::int64_t end
                            std::vector<CorruptChunk>* skipped, codec::Workspace& ws) {
   ts->clear();
   values->clear();
-  if (start_ns > end_ns) return Status::OK();
-  // Head first: whatever gets sealed after this snapshot is in a chunk that starts at or after
-  // head_first, and those chunk points are dropped below.
-  std::vector<std::int64_t> head_ts;
-  std::vector<double> head_values;
-  std::int64_t head_first = kMaxTs;
-  INGOT_RETURN_IF_ERROR(
-      shard(ShardOf(sid)).ReadHead(sid, start_ns, end_ns, &head_ts, &head_values, &head_first));
-  // Late data next, before the chunks: a merge moving late chunks into the chunks family between
-  // the two reads leaves each point in one of them.
-  LateReadBuffers late;
-  INGOT_RETURN_IF_ERROR(ReadLate(sid, start_ns, end_ns, &late, ws, skipped));
-  const std::int64_t chunk_end = head_first == kMinTs ? kMinTs : std::min(end_ns, head_first - 1);
-  if (head_first != kMinTs && start_ns <= chunk_end) {
-    // With `skipped`, the callback passes over bad chunks; an error here is an unreadable block
-    // (the rest of the range is skipped) or not damage at all.
-    Status walked = ForEachChunk(sid, start_ns, chunk_end, [&](const ChunkView& view) {
-      const std::size_t old = ts->size();
-      const std::size_t n = view.count();
-      Status st;
-      if (n == 0) {
-        st = DecodeChunk(view, {}, {}, ws);
-      } else {
-        ts->resize(old + n);
-        values->resize(old + n);
-        st = DecodeChunk(view, std::span(*ts).subspan(old), std::span(*values).subspan(old), ws);
-      }
-      if (!st.ok()) {
-        ts->resize(old);
-        values->resize(old);
-        if (skipped == nullptr || !st.IsCorruption()) return st;
-        skipped->push_back({sid, view.first_ts_ns, view.last_ts_ns(), st});
-        return Status::OK();
-      }
-      // Only the first and the last chunk of the range hold points outside it.
-      auto first =
-          std::lower_bound(ts->begin() + static_cast<std::ptrdiff_t>(old), ts->end(), start_ns);
-      auto last = std::upper_bound(first, ts->end(), chunk_end);
-      const auto from = static_cast<std::size_t>(first - ts->begin());
-      const auto to = static_cast<std::size_t>(last - ts->begin());
-      if (from != old || to != ts->size()) {
-        std::move(ts->begin() + static_cast<std::ptrdiff_t>(from),
-                  ts->begin() + static_cast<std::ptrdiff_t>(to),
-                  ts->begin() + static_cast<std::ptrdiff_t>(old));
-        std::move(values->begin() + static_cast<std::ptrdiff_t>(from),
-                  values->begin() + static_cast<std::ptrdiff_t>(to),
-                  values->begin() + static_cast<std::ptrdiff_t>(old));
-        ts->resize(old + (to - from));
-        values->resize(old + (to - from));
-      }
-      return Status::OK();
-    });
-    if (!walked.ok()) {
-      if (skipped == nullptr || !walked.IsCorruption()) return walked;
-      skipped->push_back({sid, start_ns, chunk_end, walked});
-    }
-  }
-  ts->insert(ts->end(), head_ts.begin(), head_ts.end());
-  values->insert(values->end(), head_values.begin(), head_values.end());
-  MergeLate(&late, ts, values);
+  SeriesReader reader(*this, ws);
+  if (skipped != nullptr) reader.SkipDamage(skipped);
+  INGOT_RETURN_IF_ERROR(reader.Read(sid, start_ns, end_ns));
+  ts->assign(reader.ts().begin(), reader.ts().end());
+  values->assign(reader.values().begin(), reader.values().end());
   return Status::OK();
 }
 

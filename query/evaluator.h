@@ -25,7 +25,7 @@
 #include "config/status.h"
 #include "query/expr.h"
 #include "query/series_catalog.h"
-#include "query/series_reader.h"
+#include "chunk/series_reader.h"
 
 namespace ingot {
 

@@ -26,7 +26,7 @@
 #include "chunk/storage.h"
 #include "config/status.h"
 #include "query/series_catalog.h"
-#include "query/series_reader.h"
+#include "chunk/series_reader.h"
 
 namespace ingot {
 

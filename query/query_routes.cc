@@ -22,7 +22,7 @@
 #include "query/expr.h"
 #include "query/series_catalog.h"
 #include "query/tsdb_status.h"
-#include "query/series_reader.h"
+#include "chunk/series_reader.h"
 #include "query/text_format.h"
 
 namespace ingot {

@@ -17,7 +17,7 @@
 #include "config/options.h"
 #include "query/expr.h"
 #include "query/series_catalog.h"
-#include "query/series_reader.h"
+#include "chunk/series_reader.h"
 #include "tests/support/temp_dir.h"
 
 namespace ingot::promqltest {

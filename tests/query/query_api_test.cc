@@ -10,7 +10,7 @@
 #include "query/evaluator.h"
 #include "query/expr.h"
 #include "query/series_catalog.h"
-#include "query/series_reader.h"
+#include "chunk/series_reader.h"
 #include "tests/query/query_test_util.h"
 
 namespace ingot {

@@ -1,4 +1,4 @@
-#include "query/series_reader.h"
+#include "chunk/series_reader.h"
 
 #include <algorithm>
 #include <limits>
@@ -13,7 +13,10 @@ constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
 }  // namespace
 
 SeriesReader::SeriesReader(Storage& storage)
-    : storage_(storage), ws_(std::make_unique<codec::Workspace>()) {}
+    : storage_(storage), own_ws_(std::make_unique<codec::Workspace>()), ws_(own_ws_.get()) {}
+
+SeriesReader::SeriesReader(Storage& storage, codec::Workspace& ws)
+    : storage_(storage), ws_(&ws) {}
 
 Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                           const ChunkFilter* filter) {

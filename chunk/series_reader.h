@@ -1,9 +1,13 @@
-// SeriesReader: reads the points of one series at a time into buffers reused across series, so
-// that a query allocates only while its buffers grow.
+// SeriesReader: the one way to read a series' points over a time range — sealed chunks, the late
+// buffer and late chunks, and the unsealed head — used by Storage::ReadSeries, the query engine
+// and the export. It reads one series at a time into buffers reused across series, so that a
+// query allocates only while its buffers grow.
 //
-// Read-your-writes as in Storage::ReadSeries: the head of the series is snapshotted first, then
-// only chunk points older than the head's first point are taken, so a concurrent seal neither
-// loses nor duplicates a point. Chunks decode straight into the reader's arrays.
+// Read-your-writes: the head of the series is snapshotted first, then only chunk points older
+// than the head's first point are taken, so a concurrent seal neither loses nor duplicates a
+// point. Late points are read before the chunks (a merge moving late chunks into the chunks
+// family between the two reads leaves each point in one of them) and replace chunk points at the
+// same time. Chunks decode straight into the reader's arrays.
 //
 // A caller that can use a chunk's header instead of its points (count_over_time counts from the
 // header; the window aggregations need only the values of a chunk that lies inside one window)
@@ -35,6 +39,8 @@ struct ChunkFilter {
 class SeriesReader {
  public:
   explicit SeriesReader(Storage& storage);
+  // Decodes with the caller's workspace (which must outlive the reader) instead of its own.
+  SeriesReader(Storage& storage, codec::Workspace& ws);
 
   // Points of `sid` with start_ns <= ts <= end_ns, sorted by time, in ts()/values() (valid until
   // the next Read). A corrupt chunk or an unreadable block fails the read with Corruption naming
@@ -62,7 +68,8 @@ class SeriesReader {
   Status Damaged(SeriesId sid, const Status& st) const;
 
   Storage& storage_;
-  std::unique_ptr<codec::Workspace> ws_;
+  std::unique_ptr<codec::Workspace> own_ws_;  // null when the workspace is borrowed
+  codec::Workspace* ws_;
   std::vector<CorruptChunk>* damage_ = nullptr;
   // Chunks decode into these right after they grow: leave new elements uninitialized instead of
   // zero-filling 16 bytes per point first.
