@@ -48,7 +48,8 @@ struct IngestOptions {
   std::uint32_t io_threads = 0;               // 0 = number of cores
   std::uint32_t shards = 0;                   // 0 = number of cores
   std::uint32_t shard_queue_batches = 64;     // per shard; a full queue pauses readers
-  std::uint64_t max_body_bytes = 64ull << 20; // HTTP /write body limit (after gunzip)
+  // HTTP /write body limit after gunzip, and /api/v1/write's after snappy.
+  std::uint64_t max_body_bytes = 64ull << 20;
   // String field values are not stored. "reject": /write answers 400 partial write naming them
   // (the other fields are stored) and each is logged; "drop": they are only counted, for agents
   // that send strings beside numbers.

@@ -24,6 +24,7 @@
 #include "config/options.h"
 #include "config/version.h"
 #include "ingest/line_ingester.h"
+#include "ingest/remote_write_handler.h"
 #include "ingest/shard_set.h"
 #include "ingest/tcp_server.h"
 #include "ingest/write_handler.h"
@@ -169,12 +170,13 @@ int Run(int argc, char** argv) {
   ingest::ParsePrecision(options.ingest.precision, &tcp_precision);
   ingest::WriteHandler write_handler(shards, storage->index(), SystemClock::Instance(),
                                      options.ingest);
+  ingest::RemoteWriteHandler remote_write_handler(shards, storage->index(), options.ingest);
 
   // Set when shutdown starts: long-running handlers (a CPU profile) end early.
   std::atomic<bool> stopping{false};
   HttpRouter router;
   RegisterQueryRoutes(router, *storage, options.query);
-  RegisterWriteRoutes(router, write_handler);
+  RegisterWriteRoutes(router, write_handler, remote_write_handler);
   RegisterOperationsRoutes(router, *storage, options.storage.data_dir, &stopping);
   TcpServer tcp(options.ingest, [&](const ConnectionInfo& connection) {
     auto ingester = std::make_unique<ingest::LineIngester>(

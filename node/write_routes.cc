@@ -4,7 +4,8 @@
 
 namespace ingot {
 
-void RegisterWriteRoutes(HttpRouter& router, const ingest::WriteHandler& handler) {
+void RegisterWriteRoutes(HttpRouter& router, const ingest::WriteHandler& handler,
+                         const ingest::RemoteWriteHandler& remote_write) {
   auto write = [&handler](const HttpRequest& request, HttpReply& reply) {
     ingest::WriteRequest w;
     w.body = request.body();
@@ -26,6 +27,26 @@ void RegisterWriteRoutes(HttpRouter& router, const ingest::WriteHandler& handler
   };
   router.Add(http::verb::post, "/write", write, HttpWork::kWrite);
   router.Add(http::verb::post, "/api/v2/write", write, HttpWork::kWrite);
+  auto prometheus_write = [&remote_write](const HttpRequest& request, HttpReply& reply) {
+    ingest::RemoteWriteRequest w;
+    w.body = request.body();
+    if (auto it = request.find(http::field::content_encoding); it != request.end()) {
+      w.content_encoding = it->value();
+    }
+    if (auto it = request.find(http::field::content_type); it != request.end()) {
+      w.content_type = it->value();
+    }
+    ingest::RemoteWriteResponse r = remote_write.Handle(w);
+    reply.response.result(static_cast<unsigned>(r.status));
+    if (r.retry_after_s > 0) {
+      reply.response.set(http::field::retry_after, std::to_string(r.retry_after_s));
+    }
+    if (!r.body.empty()) {
+      reply.response.set(http::field::content_type, "text/plain; charset=utf-8");
+      reply.response.body() = std::move(r.body);
+    }
+  };
+  router.Add(http::verb::post, "/api/v1/write", prometheus_write, HttpWork::kWrite);
   // InfluxDB clients probe /ping before writing.
   auto ping = [](const HttpRequest&, HttpReply& reply) {
     reply.response.result(http::status::no_content);

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Builds the fuzzers (codec decoders, line protocol, PromQL, HTTP requests) with clang in their
-# own build dir and runs each for a short while.
+# Builds the fuzzers (codec decoders, line protocol, PromQL, HTTP requests, remote write) with
+# clang in their own build dir and runs each for a short while.
 # Usage: tests/fuzz/run_briefly.sh [seconds-per-fuzzer]   (default 15)
 # INGOT_FUZZ_RUNS=N runs each fuzzer for N executions instead (./dev soak: 10 M). Every fuzzer
 # runs even when an earlier one found something; the exit status is non-zero if any did. Inputs
@@ -17,7 +17,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DINGOT_FUZZ=ON
   -DINGOT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
 ninja -C "$build" -j2 fuzz_decode_doubles fuzz_decode_floats fuzz_decode_ints fuzz_decode_alp_zstd \
-  fuzz_line_protocol fuzz_promql fuzz_http_request
+  fuzz_line_protocol fuzz_promql fuzz_http_request fuzz_remote_write
 failed=""
 # run NAME MAX_LEN [libFuzzer flags...]
 run() {
@@ -39,6 +39,15 @@ done
 for f in line_protocol promql http_request; do
   run "$f" 4096 -timeout=10
 done
+# Remote write starts from a few valid requests (text protobuf in remote_write_seeds/, encoded
+# with protoc; the leading 0 byte asks the harness to compress the rest with snappy).
+mkdir -p "${build}/corpus_remote_write"
+for seed in "${root}"/tests/fuzz/remote_write_seeds/*.txtpb; do
+  out="${build}/corpus_remote_write/seed_$(basename "$seed" .txtpb)"
+  { printf '\000'; protoc --encode=prometheus.WriteRequest -I "$root" \
+      "${root}/ingest/proto/remote.proto" <"$seed"; } >"$out"
+done
+run remote_write 8192 -timeout=10
 if [ -n "$failed" ]; then
   echo "fuzzers that found something:${failed}" >&2
   exit 1

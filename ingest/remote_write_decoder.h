@@ -1,0 +1,253 @@
+// RemoteWriteDecoder: a Prometheus remote write 1.0 body (a snappy block holding a protobuf
+// `prometheus.WriteRequest`, ingest/remote_write_format.h) turned into validated series and
+// samples, before anything of the request is stored.
+//
+// Decode() inflates the body into the decoder's own buffer, refusing a block whose header claims
+// more than the limit before allocating for it, then walks the whole protobuf once: every tag,
+// length and varint is checked against the buffer, every label set must be a valid Prometheus
+// series (the rules below), every timestamp must fit nanoseconds. Only when all of it is valid
+// does Decode() succeed, so a caller that stores after a successful Decode() never stores part of
+// a bad request. Nothing is copied: series() are views into the buffer, and LabelsOf() and
+// ForEachSample() read a series' labels and samples from there again (they cannot fail once
+// Decode() has succeeded).
+//
+// A label set is valid when its names are strictly ascending (byte order, as Prometheus sorts
+// them; an equal name is a duplicate), it has a `__name__` matching [a-zA-Z_:][a-zA-Z0-9_:]*,
+// every other name matches [a-zA-Z_][a-zA-Z0-9_]*, and names and values are UTF-8 (protobuf's
+// rule for proto3 strings). A label with an empty value is no label, as in Prometheus: it is
+// dropped. Exemplars, native histograms and metadata are counted and skipped (their contents are
+// only checked to be well delimited); a series without samples is validated and skipped.
+//
+// Allocation: the buffer and the scratch vectors are kept between requests, so a decoder that
+// has seen its largest request allocates nothing; ShrinkTo() gives memory back after an outlier.
+// Views returned stay valid until the next Decode() or ShrinkTo().
+//
+// Thread safety: not thread-safe; one request at a time per decoder.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chunk/series_key.h"
+#include "ingest/remote_write_format.h"
+
+namespace ingot::ingest {
+
+// Why a body was refused. The names are the `reason` label of
+// ingot_remote_write_requests_rejected_total.
+enum class RemoteWriteError : std::uint8_t {
+  kNone = 0,
+  kTooLarge,   // the body, or the size its snappy header claims, passes the limit (HTTP 413)
+  kSnappy,     // not a snappy block
+  kProtobuf,   // not a protobuf WriteRequest
+  kLabels,     // a label set that is not a valid series
+  kTimestamp,  // a sample timestamp outside what nanoseconds can hold
+};
+inline constexpr int kRemoteWriteErrorCount = 6;
+// "none", "too_large", "snappy", "protobuf", "labels", "timestamp".
+const char* RemoteWriteErrorName(RemoteWriteError error) noexcept;
+
+// What one request held.
+struct RemoteWriteCounts {
+  std::uint64_t series = 0;  // TimeSeries entries, with samples or not
+  std::uint64_t samples = 0;
+  std::uint64_t exemplars = 0;   // skipped
+  std::uint64_t histograms = 0;  // native histogram samples, skipped
+  std::uint64_t metadata = 0;    // MetricMetadata entries, skipped
+};
+
+// One series of a decoded request that carries samples. Views into the decoder's buffer.
+struct RemoteWriteSeries {
+  std::string_view message;  // the encoded TimeSeries
+  // Its label fields exactly as encoded when they follow each other (what every client sends):
+  // equal bytes are an equal label set, a cheap cache key. Empty when other fields interleave.
+  std::string_view raw_labels;
+  std::uint64_t index = 0;  // position among the request's TimeSeries
+  std::uint64_t samples = 0;
+};
+
+// Reads protobuf wire format from a buffer (ingest/remote_write_format.h). Every read checks
+// the bounds; a failed read leaves a static reason in error() and the reader at the offending
+// byte.
+class WireReader {
+ public:
+  explicit WireReader(std::string_view bytes)
+      : begin_(reinterpret_cast<const std::uint8_t*>(bytes.data())),
+        p_(begin_),
+        end_(begin_ + bytes.size()) {}
+
+  bool done() const { return p_ == end_; }
+  // Bytes read so far.
+  std::size_t offset() const { return static_cast<std::size_t>(p_ - begin_); }
+  const char* error() const { return error_; }
+
+  // A varint of at most 10 bytes; bits past the 64th are dropped, as protobuf does.
+  bool ReadVarint(std::uint64_t* out) {
+    // Fast path: one byte (small field tags, lengths and most timestamps' last bytes).
+    if (p_ < end_ && *p_ < 0x80) {
+      *out = *p_++;
+      return true;
+    }
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      if (p_ == end_) return Fail("truncated varint");
+      const std::uint8_t byte = *p_++;
+      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;  // the 10th byte's high bits drop
+      if (byte < 0x80) {
+        *out = v;
+        return true;
+      }
+    }
+    return Fail("varint longer than 10 bytes");
+  }
+  // A field tag: field number and wire type. As protobuf reads tags: at most 5 bytes, the value
+  // cut to 32 bits.
+  bool ReadTag(std::uint32_t* field, std::uint32_t* wire_type) {
+    std::uint32_t tag = 0;
+    for (int shift = 0;; shift += 7) {
+      if (shift == 35) return Fail("field tag longer than 5 bytes");
+      if (p_ == end_) return Fail("truncated varint");
+      const std::uint8_t byte = *p_++;
+      tag |= static_cast<std::uint32_t>(byte & 0x7f) << shift;
+      if (byte < 0x80) break;
+    }
+    *field = tag >> 3;
+    *wire_type = tag & 7;
+    if (*field == 0) return Fail("field number 0");
+    return true;
+  }
+  bool ReadFixed64(std::uint64_t* out) {
+    if (end_ - p_ < 8) return Fail("truncated 8-byte value");
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p_[i];  // little endian, any host
+    p_ += 8;
+    *out = v;
+    return true;
+  }
+  bool ReadLengthDelimited(std::string_view* out) {
+    std::uint64_t length = 0;
+    if (!ReadVarint(&length)) return false;
+    if (length > static_cast<std::uint64_t>(end_ - p_)) {
+      return Fail("length-delimited field longer than its message");
+    }
+    *out = std::string_view(reinterpret_cast<const char*>(p_), static_cast<std::size_t>(length));
+    p_ += length;
+    return true;
+  }
+  // Skips the value of an unknown (or skipped) field whose tag was just read.
+  bool Skip(std::uint32_t field, std::uint32_t wire_type);
+
+ private:
+  bool Fail(const char* reason) {
+    error_ = reason;
+    return false;
+  }
+  bool SkipGroup(std::uint32_t field);
+
+  const std::uint8_t* begin_;
+  const std::uint8_t* p_;
+  const std::uint8_t* end_;
+  const char* error_ = "";
+};
+
+class RemoteWriteDecoder {
+ public:
+  RemoteWriteDecoder() = default;
+  RemoteWriteDecoder(const RemoteWriteDecoder&) = delete;
+  RemoteWriteDecoder& operator=(const RemoteWriteDecoder&) = delete;
+
+  // Inflates and validates `body`. `max_decoded_bytes` bounds the decoded request (and so the body:
+  // past snappy's worst-case expansion of that much is too large too); `limit_name` names the
+  // limit in the message. On an error, message() says what is wrong and where (the series, the
+  // label or sample, the byte offset).
+  RemoteWriteError Decode(std::string_view body, std::uint64_t max_decoded_bytes,
+                          std::string_view limit_name);
+
+  const std::string& message() const { return message_; }
+  const RemoteWriteCounts& counts() const { return counts_; }
+  // The series with samples, in request order. REQUIRES: the last Decode() succeeded.
+  std::span<const RemoteWriteSeries> series() const { return series_; }
+  // The decoded protobuf.
+  std::string_view decoded() const { return {buffer_.get(), decoded_bytes_}; }
+
+  // The metric name and the other labels (sorted, without empty values) of `series`, as views
+  // into the buffer; `*tags` is replaced. REQUIRES: `series` from the last successful Decode().
+  static void LabelsOf(const RemoteWriteSeries& series, std::string_view* metric_name,
+                       std::vector<TagView>* tags);
+
+  // Calls fn(std::int64_t timestamp_ms, std::uint64_t value_bits) for each sample of `series`
+  // in request order. REQUIRES: `series` from the last successful Decode().
+  template <typename Fn>
+  static void ForEachSample(const RemoteWriteSeries& series, Fn&& fn);
+
+  // Bytes held between requests.
+  std::size_t retained_bytes() const;
+  // Frees the buffers when they hold more than `max_bytes` (after an unusually large request).
+  void ShrinkTo(std::size_t max_bytes);
+
+ private:
+  struct Label {
+    std::string_view name;
+    std::string_view value;
+  };
+  RemoteWriteError Inflate(std::string_view body, std::uint64_t max_decoded_bytes,
+                           std::string_view limit_name);
+  RemoteWriteError Walk();
+  // Parses and validates one TimeSeries.
+  RemoteWriteError WalkSeries(std::string_view message, std::uint64_t index);
+  RemoteWriteError CheckLabels(std::uint64_t index);
+  // A protobuf error found by `reader`, which reads `part` (a view into the buffer).
+  RemoteWriteError ProtobufError(const WireReader& reader, std::string_view part,
+                                 std::string_view where);
+  // `timeseries[3] {__name__="up", job="api"}` (bounded), for messages about a series.
+  std::string DescribeSeries(std::uint64_t index) const;
+
+  std::unique_ptr<char[]> buffer_;
+  std::size_t buffer_capacity_ = 0;
+  std::size_t decoded_bytes_ = 0;
+  std::vector<RemoteWriteSeries> series_;
+  std::vector<Label> labels_;  // of the series being validated
+  RemoteWriteCounts counts_;
+  std::string message_;
+};
+
+// The label fields of one Label message. False when malformed (never after a successful Decode).
+bool ParseRemoteWriteLabel(std::string_view message, std::string_view* name,
+                           std::string_view* value, WireReader* error_reader = nullptr);
+
+template <typename Fn>
+void RemoteWriteDecoder::ForEachSample(const RemoteWriteSeries& series, Fn&& fn) {
+  using namespace remote_write;
+  WireReader reader(series.message);
+  std::uint32_t field = 0, wire_type = 0;
+  while (!reader.done() && reader.ReadTag(&field, &wire_type)) {
+    if (field != kTimeSeriesSamples || wire_type != kLengthDelimited) {
+      if (!reader.Skip(field, wire_type)) return;
+      continue;
+    }
+    std::string_view sample;
+    if (!reader.ReadLengthDelimited(&sample)) return;
+    // Proto3 defaults: a field left out is 0.
+    std::uint64_t value_bits = 0, ts = 0;
+    WireReader s(sample);
+    std::uint32_t f = 0, w = 0;
+    while (!s.done() && s.ReadTag(&f, &w)) {
+      if (f == kSampleValue && w == kFixed64) {
+        if (!s.ReadFixed64(&value_bits)) return;
+      } else if (f == kSampleTimestamp && w == kVarint) {
+        if (!s.ReadVarint(&ts)) return;
+      } else if (!s.Skip(f, w)) {
+        return;
+      }
+    }
+    fn(static_cast<std::int64_t>(ts), value_bits);
+  }
+}
+
+}  // namespace ingot::ingest

@@ -1,0 +1,96 @@
+// RemoteWriteHandler: Prometheus remote write 1.0 (`POST /api/v1/write`), independent of the HTTP
+// server; node/write_routes.cc adapts HTTP requests to it, as it does for WriteHandler (/write).
+//
+// A series is its label set: `__name__` is the metric name, the other labels are its tags, so
+// `http_requests_total{job="api"}` is stored and queried exactly like that, in the same index as
+// line-protocol series (`cpu,host=a usage=1` is `cpu_usage{host="a"}`); samples are milliseconds,
+// stored as nanoseconds, values bit for bit (staleness markers included). The answers, in order:
+//
+// - Content-Encoding must be `snappy` (missing: assumed, as Prometheus' own receiver does); any
+//   other is 415. Content-Type may be missing or `application/x-protobuf` with any parameters
+//   but a `proto=` other than `prometheus.WriteRequest` (remote write 2.0 is 415), else 415.
+// - The whole body is decoded and validated first (ingest/remote_write_decoder.h): a bad body is
+//   400 naming the problem, a body or decoded size past ingest.max_body_bytes is 413; nothing of
+//   such a request is stored.
+// - Every series is resolved before any sample is appended. A new series refused by
+//   limits.max_new_series_per_minute makes the answer 429 with Retry-After and nothing is
+//   appended (series created meanwhile stay, so the client's retry makes progress). A series
+//   refused for good (limits.max_series, the label limits) has its samples dropped: the others
+//   are stored and the answer is a 400 partial write naming it, which Prometheus does not retry.
+// - Samples go to the shards as /write's do: a full shard queue blocks the request
+//   (back-pressure; the HTTP server answers further bodies 503 past its in-flight budget). The
+//   answer is 204 once every sample is durable under storage.wal_sync; 500 when storage failed
+//   (the client retries; a duplicate timestamp replaces, so a retry is harmless); a 400 partial
+//   write when storage refused samples (older than storage.late_max_age, past the retention, or
+//   a series of another value type whose type they do not convert to exactly).
+//
+// Per-request memory (the decoded body, series caches, scratch) is pooled between requests, so
+// that a steady stream of requests allocates nothing per sample or per known series.
+//
+// Thread safety: Handle() may run concurrently from several threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chunk/series_index.h"
+#include "config/options.h"
+#include "config/thread_annotations.h"
+#include "ingest/shard_set.h"
+
+namespace ingot::ingest {
+
+struct RemoteWriteRequest {
+  std::string_view body;
+  std::string_view content_encoding;  // "" = snappy
+  std::string_view content_type;      // "" = application/x-protobuf
+};
+
+struct RemoteWriteResponse {
+  int status = 204;
+  std::string body;       // a plain-text message, empty for 204
+  int retry_after_s = 0;  // a Retry-After header when > 0
+};
+
+// Why a request was not answered 204: the `reason` label of
+// ingot_remote_write_requests_rejected_total.
+enum class RemoteWriteRejection : std::uint8_t {
+  kContentEncoding = 0,  // 415
+  kContentType,          // 415
+  kTooLarge,             // 413
+  kSnappy,               // 400
+  kProtobuf,             // 400
+  kLabels,               // 400
+  kTimestamp,            // 400
+  kNewSeriesRate,        // 429
+  kStorage,              // 500
+  kPartial,              // 400 after storing the rest
+};
+inline constexpr int kRemoteWriteRejectionCount = 10;
+const char* RemoteWriteRejectionName(RemoteWriteRejection r) noexcept;
+
+class RemoteWriteHandler {
+ public:
+  // `shards` and `index` must outlive the handler.
+  RemoteWriteHandler(ShardSet& shards, SeriesIndex& index, const IngestOptions& options);
+  ~RemoteWriteHandler();
+
+  RemoteWriteResponse Handle(const RemoteWriteRequest& request) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> AcquireState() const;
+  // Back to the pool, or freed (a cache that vouches for definitions not logged is dropped).
+  void ReleaseState(std::unique_ptr<State> state, bool keep_cache) const;
+
+  ShardSet& shards_;
+  SeriesIndex& index_;
+  const IngestOptions options_;
+  mutable Mutex states_mu_;
+  mutable std::vector<std::unique_ptr<State>> states_ GUARDED_BY(states_mu_);
+};
+
+}  // namespace ingot::ingest
