@@ -1,12 +1,17 @@
-// libFuzzer target for the PromQL parser and the parameter parsers: any text must parse or be
-// refused with InvalidArgument, within the depth bound, never crash or recurse without limit.
+// libFuzzer target for the PromQL parsers (the engine's and the whole-language one) and the
+// parameter parsers: any text must parse or be refused with InvalidArgument, within the depth
+// bound, never crash or recurse without limit; what the whole-language parser accepts prints as
+// text that parses again to the same text.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "query/expr.h"
+#include "query/promql_ast.h"
+#include "query/promql_parser.h"
 #include "query/text_format.h"
 
 namespace {
@@ -24,6 +29,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Check(expr != nullptr && expr->height >= 1 && expr->height <= kMaxExprDepth);
   } else {
     Check(st.IsInvalidArgument());
+  }
+  std::unique_ptr<promql::Expr> tree;
+  const Status whole = promql::Parse(text, &tree);
+  if (whole.ok()) {
+    Check(tree != nullptr);
+    const std::string printed = promql::ToString(*tree);
+    std::unique_ptr<promql::Expr> again;
+    Check(promql::Parse(printed, &again).ok() && promql::ToString(*again) == printed);
+  } else {
+    Check(whole.IsInvalidArgument());
   }
   std::int64_t ns = 0;
   if (ParseTimeNs(text, &ns).ok()) Check(ns > -kMaxTimeMagnitudeNs && ns < kMaxTimeMagnitudeNs);
