@@ -1,6 +1,7 @@
 #include "chunk/chunk_store.h"
 
 #include <cstring>
+#include <mutex>
 
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/env.h>
@@ -336,6 +337,15 @@ Status ChunkStore::OpenMode(const std::string& dir, const StorageOptions& option
   s->read_only_ = read_only;
   *store = std::move(s);
   return Status::OK();
+}
+
+rocksdb::Status ChunkStore::Write(const rocksdb::WriteOptions& options,
+                                  rocksdb::WriteBatch* batch) {
+#if defined(INGOT_TSAN_BUILD)
+  static std::mutex serialized;
+  std::lock_guard<std::mutex> lock(serialized);
+#endif
+  return db_->Write(options, batch);
 }
 
 std::unique_ptr<rocksdb::Iterator> ChunkStore::NewHeadIterator() {

@@ -243,7 +243,7 @@ Status LateCompactor::MergeWindow(SeriesId sid, std::size_t begin, std::size_t e
     batch.Delete(store_.late_cf(), e.key);
     batch.Put(store_.chunks_cf(), EncodeChunkKey(sid, h.min_ts_ns).slice(), value);
     INGOT_RETURN_IF_ERROR(
-        FromRocks(store_.db()->Write(rocksdb::WriteOptions(), &batch), "move late chunk"));
+        FromRocks(store_.Write(rocksdb::WriteOptions(), &batch), "move late chunk"));
     stats->chunks_read++;
     stats->bytes_read += value.size();
     stats->chunks_written++;
@@ -291,7 +291,7 @@ Status LateCompactor::MergeWindow(SeriesId sid, std::size_t begin, std::size_t e
     offset += count;
   }
   INGOT_RETURN_IF_ERROR(
-      FromRocks(store_.db()->Write(rocksdb::WriteOptions(), &batch), "write merged chunks"));
+      FromRocks(store_.Write(rocksdb::WriteOptions(), &batch), "write merged chunks"));
   stats->chunks_written += chunks;
   stats->bytes_written += bytes_written;
   stats->points_written += n;

@@ -487,7 +487,7 @@ Status SeriesIndex::FlushDefinitions(bool sync) {
   wo.sync = sync;
   // An empty batch still syncs what earlier unsynced flushes wrote.
   Status st = ids.empty() ? FromRocks(store_.db()->FlushWAL(/*sync=*/true), "sync series definitions")
-                          : FromRocks(store_.db()->Write(wo, &batch), "write series definitions");
+                          : FromRocks(store_.Write(wo, &batch), "write series definitions");
   if (!st.ok()) {
     // Keep them pending: the WAL still holds them, and the next flush retries.
     MutexLock create(create_mu_);

@@ -267,7 +267,7 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
   if (seal_batch_.Count() > 0) {
     // Not synced: the points are in our WAL, and the next checkpoint's synced write makes every
     // earlier RocksDB write durable before any WAL segment is deleted.
-    rocksdb::Status rs = store_.db()->Write(rocksdb::WriteOptions(), &seal_batch_);
+    rocksdb::Status rs = store_.Write(rocksdb::WriteOptions(), &seal_batch_);
     if (!rs.ok()) {
       // The sealed chunks left their heads: keep them for Recover().
       std::swap(unwritten_, seal_batch_);
@@ -327,7 +327,7 @@ Status ShardEngine::FlushLateLocked() {
   }
   if (batch.Count() > 0) {
     // Not synced: the WAL still holds these points; a checkpoint's synced write follows.
-    rocksdb::Status rs = store_.db()->Write(rocksdb::WriteOptions(), &batch);
+    rocksdb::Status rs = store_.Write(rocksdb::WriteOptions(), &batch);
     if (!rs.ok()) {
       std::swap(unwritten_, batch);
       unwritten_late_seals_ = late_seals_pending_;
@@ -451,7 +451,7 @@ Status ShardEngine::PersistHeadsLocked() {
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  rocksdb::Status rs = store_.db()->Write(wo, &batch);
+  rocksdb::Status rs = store_.Write(wo, &batch);
   if (!rs.ok()) {
     // The heads are still in memory: mark them for the next checkpoint, which Recover() runs.
     {
@@ -480,7 +480,7 @@ Status ShardEngine::Recover() {
   if (rs.ok() && unwritten_.Count() > 0) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    rs = store_.db()->Write(wo, &unwritten_);
+    rs = store_.Write(wo, &unwritten_);
   }
   if (!rs.ok()) return FromRocks(rs, "shard " + std::to_string(shard_id_) + ": recover");
   unwritten_.Clear();
