@@ -1,6 +1,7 @@
 #include "query/evaluator.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -8,6 +9,10 @@
 
 namespace ingot {
 namespace {
+
+// Prometheus' staleness marker: the NaN a scraper writes when a series disappears.
+constexpr std::uint64_t kStaleMarkerBits = 0x7ff0000000000002ull;
+bool IsStaleMarker(double v) { return std::bit_cast<std::uint64_t>(v) == kStaleMarkerBits; }
 
 constexpr std::int64_t kMinTs = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
@@ -166,7 +171,9 @@ class Evaluator {
       for (std::size_t i = 0; i < grid_.n; ++i) {
         const std::int64_t t = grid_.At(i);
         while (next < ts.size() && ts[next] <= t) ++next;
-        if (next > 0 && ts[next - 1] > SaturatingSub(t, lookback)) {
+        // A staleness marker as the newest sample ends the series there, as in Prometheus.
+        if (next > 0 && ts[next - 1] > SaturatingSub(t, lookback) &&
+            !IsStaleMarker(values[next - 1])) {
           r.values[i] = values[next - 1];
           r.present[i] = 1;
           any = true;

@@ -1,5 +1,6 @@
 // The Prometheus-compatible endpoints against a real Storage, through the router (no sockets):
 // every expression kind against hand-computed values, error shapes, limits.
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -292,6 +293,21 @@ TEST_F(QueryApiTest, SeriesLabelsAndValues) {
 
 // start/end limit series, label names and label values to series with points in the window
 // (chunks count by their time span, as Prometheus counts blocks), with or without match[].
+// A staleness marker (the NaN Prometheus writes when a series disappears) as the newest sample in
+// the lookback ends the series there; before it, the last real value answers.
+TEST_F(QueryApiTest, StalenessMarkerEndsASeriesLookback) {
+  const double stale = std::bit_cast<double>(std::uint64_t{0x7ff0000000000002});
+  Add("gone", {{"k", "v"}}, "x", {{kT0 + 1000 * kSec, 7}, {kT0 + 1010 * kSec, stale}});
+  const std::int64_t t0 = kT0 / kSec;
+  EXPECT_EQ(Query("gone_x", t0 + 1005).body,
+            Ok("vector", R"([{"metric":{"__name__":"gone_x","k":"v"},"value":[)" +
+                             std::to_string(t0 + 1005) + R"(,"7"]}])"));
+  EXPECT_EQ(Query("gone_x", t0 + 1020).body, Ok("vector", "[]"));
+  // A NaN that is not the marker is a value like any other.
+  Add("gone", {{"k", "nan"}}, "x", {{kT0 + 1000 * kSec, std::nan("")}});
+  EXPECT_NE(Query("gone_x{k=\"nan\"}", t0 + 1020).body.find("\"NaN\""), std::string::npos);
+}
+
 TEST_F(QueryApiTest, CatalogEndpointsHonourStartAndEnd) {
   const std::int64_t old_t = kT0 - 10 * 86400 * kSec;  // ten days before every other series
   Add("win", {{"era", "old"}, {"only_old", "x"}}, "v", {{old_t, 1}, {old_t + 10 * kSec, 2}});
