@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "query/depth_guard.h"
 #include "query/text_format.h"
 
 namespace ingot {
@@ -90,19 +91,8 @@ class Parser {
     return text_.substr(pos_, end - pos_);
   }
 
-  // Counts nested parse calls; every way of nesting (parentheses, signs, function arguments)
-  // passes through ParseAdditive or ParseUnary, which hold one.
-  class DepthGuard {
-   public:
-    explicit DepthGuard(int* depth) : depth_(depth) { ++*depth_; }
-    ~DepthGuard() { --*depth_; }
-    DepthGuard(const DepthGuard&) = delete;
-    DepthGuard& operator=(const DepthGuard&) = delete;
-
-   private:
-    int* depth_;
-  };
-
+  // Every way of nesting (parentheses, signs, function arguments) passes through ParseAdditive or
+  // ParseUnary, which hold a DepthGuard.
   Status TooDeep() {
     return Status::InvalidArgument("parse error at offset " + std::to_string(pos_) +
                                    ": expression nested deeper than " +

@@ -10,6 +10,7 @@
 #include <limits>
 #include <utility>
 
+#include "query/depth_guard.h"
 #include "query/text_format.h"
 
 namespace ingot::promql {
@@ -991,16 +992,6 @@ class Parser {
     return e.height <= kMaxDepth ? Status::OK() : TooDeep(e.pos.start);
   }
 
-  class DepthGuard {
-   public:
-    explicit DepthGuard(int* depth) : depth_(depth) { ++*depth_; }
-    ~DepthGuard() { --*depth_; }
-    DepthGuard(const DepthGuard&) = delete;
-    DepthGuard& operator=(const DepthGuard&) = delete;
-
-   private:
-    int* depth_;
-  };
 
   // --- Literals ---
 

@@ -290,9 +290,14 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
 
   bool MatchAll(const std::vector<std::string>& selectors, std::vector<SeriesRef>* out,
                 HttpReply& reply) {
-    out->clear();
     std::vector<SeriesId> ids;
-    if (!MatchAllIds(selectors, &ids, reply)) return false;
+    return MatchAllIds(selectors, &ids, reply) && DescribeAll(ids, out, reply);
+  }
+
+  // The labels of `ids`, leaving out series gone since they matched (retention).
+  bool DescribeAll(const std::vector<SeriesId>& ids, std::vector<SeriesRef>* out,
+                   HttpReply& reply) {
+    out->clear();
     out->reserve(ids.size());
     for (SeriesId sid : ids) {
       SeriesRef info;
@@ -384,20 +389,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   bool CatalogSeries(const std::vector<std::string>& selectors, std::int64_t start_ns,
                      std::int64_t end_ns, std::vector<SeriesRef>* out, HttpReply& reply) {
     std::vector<SeriesId> ids;
-    if (!CatalogIds(selectors, start_ns, end_ns, &ids, reply)) return false;
-    out->clear();
-    out->reserve(ids.size());
-    for (SeriesId sid : ids) {
-      SeriesRef info;
-      Status st = catalog_.Describe(sid, &info);
-      if (st.IsNotFound()) continue;
-      if (!st.ok()) {
-        StatusReply(reply, st);
-        return false;
-      }
-      out->push_back(std::move(info));
-    }
-    return true;
+    return CatalogIds(selectors, start_ns, end_ns, &ids, reply) && DescribeAll(ids, out, reply);
   }
 
   void Export(const HttpRequest& request, HttpReply& reply) {
