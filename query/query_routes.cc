@@ -381,8 +381,19 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   // may hold points in [start_ns, end_ns].
   bool CatalogIds(const std::vector<std::string>& selectors, std::int64_t start_ns,
                   std::int64_t end_ns, std::vector<SeriesId>* ids, HttpReply& reply) {
-    const std::vector<std::string> every = {"{__name__=~\".+\"}"};
-    if (!MatchAllIds(selectors.empty() ? every : selectors, ids, reply)) return false;
+    if (selectors.empty()) {
+      // Every series: query.max_series bounds what selectors may match, not the catalog, whose
+      // label names and values these endpoints answer without a window too.
+      Selector every;
+      Status st = ParseSelector("{__name__=~\".+\"}", &every);
+      if (st.ok()) st = catalog_.MatchIds(every, std::numeric_limits<std::size_t>::max(), ids);
+      if (!st.ok()) {
+        StatusReply(reply, st);
+        return false;
+      }
+    } else if (!MatchAllIds(selectors, ids, reply)) {
+      return false;
+    }
     return KeepInWindow(ids, start_ns, end_ns, reply);
   }
 

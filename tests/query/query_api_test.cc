@@ -339,6 +339,25 @@ TEST_F(QueryApiTest, CatalogEndpointsHonourStartAndEnd) {
   EXPECT_EQ(Get("/api/v1/series?match[]=win_v&start=yesterday").status, 400);
 }
 
+// Without match[], a window looks at every series: query.max_series bounds selectors, not the
+// catalog (Grafana sends start/end with every label request).
+TEST_F(QueryApiTest, CatalogWindowWithoutMatchIsNotBoundedByMaxSeries) {
+  QueryOptions options = query_options_;
+  options.max_series = 2;
+  Configure(options);
+  const std::string window =
+      "start=" + std::to_string(kT0 / kSec - 60) + "&end=" + std::to_string(kT0 / kSec + 3600);
+  const Response labels = Get("/api/v1/labels?" + window);
+  EXPECT_EQ(labels.status, 200) << labels.body;
+  EXPECT_EQ(labels.body, "{\"status\":\"success\",\"data\":[\"__name__\",\"host\"]}\n");
+  const Response names = Get("/api/v1/label/__name__/values?" + window);
+  EXPECT_EQ(names.body,
+            "{\"status\":\"success\",\"data\":[\"cpu_usage\",\"mem_free\",\"req_total\"]}\n");
+  // A selector that matches more than max_series still does not.
+  EXPECT_EQ(Get("/api/v1/series?match[]=" + UrlEncode("{__name__=~\".+\"}") + "&" + window).status,
+            422);
+}
+
 // The endpoints Grafana and Prometheus' clients call about data Ingot does not keep answer as
 // Prometheus answers without such data.
 TEST_F(QueryApiTest, PrometheusStatusEndpointsAnswerLikePrometheus) {
