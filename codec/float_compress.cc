@@ -739,6 +739,21 @@ std::size_t DisplacingLimit(FloatEncoding from, FloatEncoding to, std::size_t by
   return to_slower ? bytes - bytes / 8 : bytes - 1;
 }
 
+// Gorilla into scratch (ws.bytes), for a candidate that must come in under `limit` bytes to
+// replace the block already written; 0 when it does not. Scratch has room past any limit, so
+// Gorilla's fast writer needs no margin.
+template <typename T>
+std::size_t GorillaIntoScratch(std::span<const T> values, Workspace& ws, std::size_t limit) {
+  if (limit <= kBlockHeaderBytes) return 0;
+  const std::size_t stream =
+      GorillaStream<T, false>(values.data(), values.size(), ws.bytes + kBlockHeaderBytes,
+                              sizeof(ws.bytes) - kBlockHeaderBytes, limit - kBlockHeaderBytes,
+                              nullptr);
+  if (stream == 0) return 0;
+  WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, values.size());
+  return kBlockHeaderBytes + stream;
+}
+
 // Gorilla's size for a block of n values from a dry run over a window of its values (XORs of
 // neighbours need neighbours, so the window is contiguous, from the middle of the block).
 template <typename T>
@@ -817,14 +832,7 @@ EncodeResult ChooseAndEncode(std::span<const T> values, SeriesHint& hint, Worksp
     if (out_free) {
       candidate_bytes = EncodeCandidate(encoding, values, alp, rd, ws, bounded, &candidate);
     } else if (encoding == FloatEncoding::kGorilla) {
-      // Scratch has room past the limit, so Gorilla's fast writer needs no margin.
-      const std::size_t stream = GorillaStream<T, false>(
-          values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
-          DisplacingLimit(written, encoding, bytes) - kBlockHeaderBytes, nullptr);
-      if (stream != 0) {
-        WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
-        candidate_bytes = kBlockHeaderBytes + stream;
-      }
+      candidate_bytes = GorillaIntoScratch(values, ws, DisplacingLimit(written, encoding, bytes));
     } else {
       candidate_bytes = EncodeCandidate(
           encoding, values, alp, rd, ws,
@@ -952,23 +960,13 @@ template <typename T>
 bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const AlpRdPlan& rd,
                      SeriesHint& hint, Workspace& ws, std::span<std::uint8_t> out,
                      std::size_t* bytes, FloatEncoding* written) {
-  const std::size_t n = values.size();
   // A switch must win clearly, so that a series hovering between two encodings does not flip.
   const std::size_t limit =
       std::min(*bytes - *bytes / 32 - 1, DisplacingLimit(*written, encoding, *bytes));
   FloatEncoding candidate = encoding;
   std::size_t candidate_bytes = 0;
   switch (encoding) {
-    case FloatEncoding::kGorilla: {
-      const std::size_t stream = GorillaStream<T, false>(
-          values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
-          limit - kBlockHeaderBytes, nullptr);
-      if (stream != 0) {
-        WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
-        candidate_bytes = kBlockHeaderBytes + stream;
-      }
-      break;
-    }
+    case FloatEncoding::kGorilla: candidate_bytes = GorillaIntoScratch(values, ws, limit); break;
     case FloatEncoding::kAlp:
     case FloatEncoding::kAlpDelta: {
       const AlpChoice alp = SearchAlpExponents(values, hint, ws, 1e9, /*for_encode=*/true);
@@ -1182,14 +1180,7 @@ EncodeResult ChooseFirstBlock(std::span<const T> values, SeriesHint& hint, Works
     FloatEncoding candidate = encoding;
     std::size_t candidate_bytes = 0;
     if (encoding == FloatEncoding::kGorilla) {
-      // Scratch has room past the limit, so Gorilla's fast writer needs no margin.
-      const std::size_t stream = GorillaStream<T, false>(
-          values.data(), n, ws.bytes + kBlockHeaderBytes, sizeof(ws.bytes) - kBlockHeaderBytes,
-          limit - kBlockHeaderBytes, nullptr);
-      if (stream != 0) {
-        WriteBlockHeader(ws.bytes, FloatEncoding::kGorilla, n);
-        candidate_bytes = kBlockHeaderBytes + stream;
-      }
+      candidate_bytes = GorillaIntoScratch(values, ws, limit);
     } else {
       candidate_bytes = EncodeCandidate(encoding, values, alp, rd, ws,
                                         std::span<std::uint8_t>(ws.bytes, limit), &candidate);
