@@ -1,6 +1,5 @@
 #include "query/query_routes.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -12,18 +11,18 @@
 #include <optional>
 #include <thread>
 
+#include "chunk/series_reader.h"
 #include "config/clock.h"
 #include "config/logging.h"
-#include "config/url_encoding.h"
 #include "config/metrics.h"
+#include "config/url_encoding.h"
 #include "config/version.h"
-#include "query/evaluator.h"
 #include "query/export_writer.h"
-#include "query/expr.h"
+#include "query/promql_engine.h"
+#include "query/promql_parser.h"
 #include "query/series_catalog.h"
-#include "query/tsdb_status.h"
-#include "chunk/series_reader.h"
 #include "query/text_format.h"
+#include "query/tsdb_status.h"
 
 namespace ingot {
 namespace {
@@ -102,9 +101,12 @@ void AppendGoDuration(std::int64_t ms, std::string* out) {
     out->append("0s");
     return;
   }
-  constexpr std::pair<std::int64_t, const char*> kUnits[] = {
-      {7 * 24 * 3600'000LL, "w"}, {24 * 3600'000LL, "d"}, {3600'000LL, "h"},
-      {60'000LL, "m"},            {1000LL, "s"},          {1LL, "ms"}};
+  constexpr std::pair<std::int64_t, const char*> kUnits[] = {{7 * 24 * 3600'000LL, "w"},
+                                                             {24 * 3600'000LL, "d"},
+                                                             {3600'000LL, "h"},
+                                                             {60'000LL, "m"},
+                                                             {1000LL, "s"},
+                                                             {1LL, "ms"}};
   for (const auto& [unit, name] : kUnits) {
     if (ms >= unit) {
       AppendInt(ms / unit, out);
@@ -128,7 +130,8 @@ std::chrono::system_clock::time_point ProcessStart() {
 
 // RFC 3339 in UTC with nanoseconds, as Go prints a time ("2024-01-01T00:00:00.5Z").
 void AppendRfc3339(std::chrono::system_clock::time_point t, std::string* out) {
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
   const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
@@ -150,8 +153,8 @@ void AppendRfc3339(std::chrono::system_clock::time_point t, std::string* out) {
 // Fixed answers of Prometheus endpoints about data Ingot does not keep (metadata, rules, alerts,
 // scrape targets, configuration): what Prometheus answers when it has none.
 HttpHandler FixedAnswer(std::string data_json) {
-  auto body = std::make_shared<const std::string>("{\"status\":\"success\",\"data\":" +
-                                                  data_json + "}\n");
+  auto body =
+      std::make_shared<const std::string>("{\"status\":\"success\",\"data\":" + data_json + "}\n");
   return [body](const HttpRequest&, HttpReply& reply) {
     SetReply(reply, http::status::ok, "application/json", std::string(*body));
   };
@@ -222,8 +225,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
         storage_retention_(GoDuration(storage.options().retention_s * 1000)) {}
 
   // Wraps a handler with the concurrency cap and the query metrics.
-  HttpHandler Limited(Endpoint endpoint,
-                      void (QueryApi::*method)(const HttpRequest&, HttpReply&)) {
+  HttpHandler Limited(Endpoint endpoint, void (QueryApi::*method)(const HttpRequest&, HttpReply&)) {
     std::shared_ptr<QueryApi> self = shared_from_this();
     return [self, endpoint, method](const HttpRequest& request, HttpReply& reply) {
       std::shared_ptr<InFlight> slot = self->Admit(endpoint, reply);
@@ -453,29 +455,70 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
 
   // Shared by query and query_range: parses and evaluates. False after filling the reply.
   // `*warnings` gets the answer's "warnings" member (empty, or `,"warnings":[...]`).
-  bool Run(const Params& params, const EvalParams& eval, EvalResult* result, HttpReply& reply,
-           std::string* warnings) {
+  bool Run(const Params& params, promql::QueryParams eval, promql::QueryResult* result,
+           HttpReply& reply, std::string* warnings) {
     const std::string* query = params.Get("query");
     if (query == nullptr || query->empty()) {
       BadParam(reply, "query", "missing");
       return false;
     }
-    std::unique_ptr<Expr> expr;
-    Status st = ParseExpr(*query, &expr);
+    std::unique_ptr<promql::Expr> expr;
+    Status st = promql::Parse(*query, &expr);
     if (!st.ok()) {
       BadParam(reply, "query", st.message());
       return false;
     }
+    // The query's deadline: query.timeout, or the request's `timeout` when shorter.
+    std::int64_t timeout_ns = static_cast<std::int64_t>(options_.timeout_ms) * 1'000'000;
+    if (const std::string* text = params.Get("timeout"); text != nullptr && !text->empty()) {
+      std::int64_t asked = 0;
+      st = ParseDurationNs(*text, &asked, /*allow_zero=*/false);
+      if (!st.ok()) {
+        BadParam(reply, "timeout", st.message());
+        return false;
+      }
+      timeout_ns = std::min(timeout_ns, asked);
+    }
+    eval.deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+    eval.query = *query;
     SeriesReader reader(storage_);
     std::vector<CorruptChunk> damage;
     if (options_.damaged_chunks == "skip") reader.SkipDamage(&damage);
-    st = Evaluate(*expr, eval, catalog_, reader, result);
+    st = promql::Evaluate(*expr, eval, catalog_, reader, result);
     if (!st.ok()) {
       StatusReply(reply, st);
       return false;
     }
     DamageWarnings(damage, warnings);
+    AppendAnnotations(result->warnings, result->infos, warnings);
     return true;
+  }
+
+  // Adds PromQL's annotations to the answer: warnings after any about damaged data, then
+  // "infos", as Prometheus 3 answers.
+  static void AppendAnnotations(const std::vector<std::string>& warnings,
+                                const std::vector<std::string>& infos, std::string* out) {
+    if (!warnings.empty()) {
+      if (out->empty()) {
+        out->append(",\"warnings\":[");
+      } else {
+        out->pop_back();  // the damage list's ']'
+        out->push_back(',');
+      }
+      for (std::size_t i = 0; i < warnings.size(); ++i) {
+        if (i) out->push_back(',');
+        AppendJsonString(warnings[i], out);
+      }
+      out->push_back(']');
+    }
+    if (!infos.empty()) {
+      out->append(",\"infos\":[");
+      for (std::size_t i = 0; i < infos.size(); ++i) {
+        if (i) out->push_back(',');
+        AppendJsonString(infos[i], out);
+      }
+      out->push_back(']');
+    }
   }
 
   // The answer's warnings for damaged data left out of it (at most kMaxWarnings listed).
@@ -502,11 +545,11 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     out->push_back(']');
   }
 
-  EvalParams BaseEval() const {
-    EvalParams eval;
+  promql::QueryParams BaseEval() const {
+    promql::QueryParams eval;
     eval.lookback_ns = static_cast<std::int64_t>(options_.lookback_ms) * 1'000'000;
     eval.max_series = options_.max_series;
-    eval.max_points = options_.max_points;
+    eval.max_samples = options_.max_points;
     return eval;
   }
 
@@ -514,30 +557,57 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     const Params params(request);
     std::int64_t t;
     if (!TimeParam(params, "time", SystemClock::Instance().NowNs(), &t, reply)) return;
-    EvalParams eval = BaseEval();
+    promql::QueryParams eval = BaseEval();
     eval.start_ns = eval.end_ns = t;
-    eval.step_ns = 1;
-    EvalResult result;
+    promql::QueryResult result;
     std::string warnings;
     if (!Run(params, eval, &result, reply, &warnings)) return;
     std::string body = "{\"status\":\"success\",\"data\":{\"resultType\":";
-    if (result.is_scalar) {
-      body += "\"scalar\",\"result\":";
-      AppendSample(t, result.scalar[0], &body);
-    } else {
-      body += "\"vector\",\"result\":[";
-      bool first = true;
-      for (const SeriesResult& s : result.series) {
-        if (!s.present[0]) continue;
-        if (!first) body.push_back(',');
-        first = false;
-        body += "{\"metric\":";
-        AppendMetricJson(s.labels, &body);
-        body += ",\"value\":";
-        AppendSample(t, s.values[0], &body);
-        body.push_back('}');
+    switch (result.type) {
+      case promql::ValueType::kScalar:
+        body += "\"scalar\",\"result\":";
+        AppendSample(t, result.scalar[0], &body);
+        break;
+      case promql::ValueType::kString:
+        body += "\"string\",\"result\":[";
+        AppendSeconds(t, &body);
+        body.push_back(',');
+        AppendJsonString(result.string_value, &body);
+        body.push_back(']');
+        break;
+      case promql::ValueType::kMatrix: {
+        body += "\"matrix\",\"result\":[";
+        bool first = true;
+        for (const promql::RangeSeriesResult& s : result.ranges) {
+          if (!first) body.push_back(',');
+          first = false;
+          body += "{\"metric\":";
+          AppendMetricJson(s.labels, &body);
+          body += ",\"values\":[";
+          for (std::size_t i = 0; i < s.ts.size(); ++i) {
+            if (i != 0) body.push_back(',');
+            AppendSample(s.ts[i], s.values[i], &body);
+          }
+          body += "]}";
+        }
+        body.push_back(']');
+        break;
       }
-      body.push_back(']');
+      default: {
+        body += "\"vector\",\"result\":[";
+        bool first = true;
+        for (const promql::SeriesResult& s : result.series) {
+          if (!s.present[0]) continue;
+          if (!first) body.push_back(',');
+          first = false;
+          body += "{\"metric\":";
+          AppendMetricJson(s.labels, &body);
+          body += ",\"value\":";
+          AppendSample(t, s.values[0], &body);
+          body.push_back('}');
+        }
+        body.push_back(']');
+      }
     }
     body += "}";
     body += warnings;
@@ -581,21 +651,22 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
                  "the query resolution (?step=XX)");
       return;
     }
-    EvalParams eval = BaseEval();
+    promql::QueryParams eval = BaseEval();
     eval.start_ns = start_ns;
     eval.end_ns = end_ns;
     eval.step_ns = step_ns;
-    auto result = std::make_shared<EvalResult>();
+    auto result = std::make_shared<promql::QueryResult>();
     auto warnings = std::make_shared<std::string>();
     if (!Run(params, eval, result.get(), reply, warnings.get())) return;
-    if (result->is_scalar) {
+    if (result->type == promql::ValueType::kScalar) {
       // A number over a range is one series without labels.
-      SeriesResult s;
+      promql::SeriesResult s;
       s.values = std::move(result->scalar);
       s.present.assign(s.values.size(), 1);
       result->series.push_back(std::move(s));
-      result->is_scalar = false;
     }
+    // An instant query's grid (start == end) has one step whatever `step` says.
+    if (start_ns == end_ns) eval.step_ns = 1;
     reply.response.result(http::status::ok);
     reply.response.set(http::field::content_type, "application/json");
     // The body is written a few series at a time: a wide range over many series is large.
@@ -606,7 +677,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
             "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
             "\"result\":[");
       while (*next < result->series.size() && chunk->size() < kResultPieceBytes) {
-        const SeriesResult& s = result->series[*next];
+        const promql::SeriesResult& s = result->series[*next];
         if (*next != 0) chunk->push_back(',');
         chunk->append("{\"metric\":");
         AppendMetricJson(s.labels, chunk);
@@ -719,8 +790,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
                  "no such endpoint: " + std::string(path) + " (use /api/v1/label/<name>/values)");
       return;
     }
-    const std::string name = UrlDecode(
-        path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size()));
+    const std::string name =
+        UrlDecode(path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size()));
     const Params params(request);
     const std::vector<std::string> selectors = params.All("match[]");
     std::int64_t start_ns, end_ns;
@@ -746,7 +817,6 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   // family, then compacts the chunk families so that replaced chunks stop taking disk space.
   // Runs to completion before answering; meant for maintenance and measurements.
 
-
   // Ingot stores no exemplars: the query and window are validated as Prometheus does, and the
   // answer is an empty list.
   void QueryExemplars(const HttpRequest& request, HttpReply& reply) {
@@ -756,8 +826,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       BadParam(reply, "query", "missing");
       return;
     }
-    std::unique_ptr<Expr> expr;
-    if (Status st = ParseExpr(*query, &expr); !st.ok()) {
+    std::unique_ptr<promql::Expr> expr;
+    if (Status st = promql::Parse(*query, &expr); !st.ok()) {
       BadParam(reply, "query", st.message());
       return;
     }
@@ -817,8 +887,6 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
              TsdbStatusJson(storage_.index().Stats(top_n)));
   }
 
-
-
  private:
   static void AppendSample(std::int64_t t_ns, double v, std::string* out) {
     out->push_back('[');
@@ -843,7 +911,6 @@ InFlight::InFlight(QueryApi& api, Endpoint endpoint)
 
 InFlight::~InFlight() { api_.Release(std::chrono::steady_clock::now() - start_); }
 
-
 void BuildInfo(const HttpRequest&, HttpReply& reply) {
   // `version` is the Prometheus release whose query semantics Ingot follows (range windows open on
   // the left, as since Prometheus 3.0); Grafana picks features by it.
@@ -851,8 +918,9 @@ void BuildInfo(const HttpRequest&, HttpReply& reply) {
       "{\"status\":\"success\",\"data\":{\"application\":\"ingot\",\"version\":\"3.0.0\","
       "\"ingotVersion\":\"";
   body += kVersion;
-  body += "\",\"revision\":\"\",\"branch\":\"\",\"buildUser\":\"\",\"buildDate\":\"\","
-          "\"goVersion\":\"\"}}\n";
+  body +=
+      "\",\"revision\":\"\",\"branch\":\"\",\"buildUser\":\"\",\"buildDate\":\"\","
+      "\"goVersion\":\"\"}}\n";
   SetReply(reply, http::status::ok, "application/json", std::move(body));
 }
 
@@ -890,8 +958,9 @@ void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOption
   router.Add(http::verb::get, "/api/v1/status/config", FixedAnswer("{\"yaml\":\"\"}"));
   router.Add(http::verb::get, "/api/v1/status/walreplay",
              FixedAnswer("{\"min\":0,\"max\":0,\"current\":0}"));
-  router.Add(http::verb::get, "/api/v1/status/runtimeinfo",
-             [api](const HttpRequest& request, HttpReply& reply) { api->RuntimeInfo(request, reply); });
+  router.Add(
+      http::verb::get, "/api/v1/status/runtimeinfo",
+      [api](const HttpRequest& request, HttpReply& reply) { api->RuntimeInfo(request, reply); });
   router.Add(http::verb::get, "/api/v1/status/flags",
              [api](const HttpRequest& request, HttpReply& reply) { api->Flags(request, reply); });
   router.Add(http::verb::get, "/api/v1/status/tsdb",

@@ -1,7 +1,6 @@
-// libFuzzer target for the PromQL parsers (the engine's and the whole-language one) and the
-// parameter parsers: any text must parse or be refused with InvalidArgument, within the depth
-// bound, never crash or recurse without limit; what the whole-language parser accepts prints as
-// text that parses again to the same text.
+// libFuzzer target for the PromQL parser and the parameter parsers: any text must parse or be
+// refused with InvalidArgument, never crash or recurse without limit; what the parser accepts
+// prints as text that parses again to the same text.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,7 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include "query/expr.h"
 #include "query/promql_ast.h"
 #include "query/promql_parser.h"
 #include "query/text_format.h"
@@ -23,13 +21,6 @@ void Check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ingot;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::unique_ptr<Expr> expr;
-  const Status st = ParseExpr(text, &expr);
-  if (st.ok()) {
-    Check(expr != nullptr && expr->height >= 1 && expr->height <= kMaxExprDepth);
-  } else {
-    Check(st.IsInvalidArgument());
-  }
   std::unique_ptr<promql::Expr> tree;
   const Status whole = promql::Parse(text, &tree);
   if (whole.ok()) {

@@ -28,10 +28,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "query/evaluator.h"
+#include "query/promql_engine.h"
 #include "tests/promql/promql_script.h"
 
 namespace ingot::promqltest {
@@ -72,7 +74,17 @@ void RunScript(const Script& script, ScriptReport* report);
 
 // The first difference between what `c` expects and `result` (an evaluation of c.expr over c's
 // times), or "" when they agree. Annotations and errors are judged by RunScript, not here.
-std::string CompareResult(const EvalCase& c, const EvalResult& result);
+std::string CompareResult(const EvalCase& c, const promql::QueryResult& result);
+
+// A case Ingot is known not to pass, and why: the short list kept in conformance.cc.
+struct KnownException {
+  std::string_view file;  // script file name
+  std::string_view expr;  // the case's expression, exactly as written
+  std::string_view why;
+};
+std::span<const KnownException> KnownExceptions();
+// The exception covering case `c` of script `file`, or nullptr.
+const KnownException* FindException(std::string_view file, const CaseResult& c);
 
 // Where the scripts are: $INGOT_PROMQL_TESTS when set, else ../shared/promql-tests beside the
 // source tree.

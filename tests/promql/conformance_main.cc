@@ -64,8 +64,9 @@ int main(int argc, char** argv) {
     if (verbose) {
       for (const auto& c : report.cases) {
         if (c.outcome != Outcome::kFailed) continue;
-        std::printf("%s:%d: %s\n    %s\n", report.name.c_str(), c.line, c.expr.c_str(),
-                    c.reason.c_str());
+        const auto* known = ingot::promqltest::FindException(report.name, c);
+        std::printf("%s:%d: %s%s\n    %s\n", report.name.c_str(), c.line, c.expr.c_str(),
+                    known != nullptr ? "  [named exception]" : "", c.reason.c_str());
       }
     }
     reports.push_back(std::move(report));

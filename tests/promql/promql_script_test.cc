@@ -48,9 +48,9 @@ std::vector<const EvalCase*> Evals(const Script& script) {
 
 // The scripts live beside the repository (../shared/promql-tests, or $INGOT_PROMQL_TESTS); a
 // checkout without them skips the tests that read them, as the codec's dataset tests do.
-#define REQUIRE_SCRIPTS()                                                              \
-  if (!std::filesystem::is_directory(DefaultScriptDir())) {                            \
-    GTEST_SKIP() << "PromQL test scripts not found at " << DefaultScriptDir();        \
+#define REQUIRE_SCRIPTS()                                                      \
+  if (!std::filesystem::is_directory(DefaultScriptDir())) {                    \
+    GTEST_SKIP() << "PromQL test scripts not found at " << DefaultScriptDir(); \
   }
 
 // The eval cases per file, as the scripts' README lists them.
@@ -364,7 +364,7 @@ eval instant at 0 x
   x{a="2"} 2
 )");
   EvalCase c = *Evals(script)[0];
-  EvalResult result;
+  promql::QueryResult result;
   result.series.push_back({{{"__name__", "x"}, {"a", "2"}}, {2.0000001}, {1}});
   result.series.push_back({{{"__name__", "x"}, {"a", "1"}}, {1}, {1}});
   result.series.push_back({{{"__name__", "x"}, {"a", "3"}}, {9}, {0}});  // no sample
@@ -378,7 +378,7 @@ eval instant at 0 x
   result.series.pop_back();
   result.series[0].values[0] = 2;
   EXPECT_EQ(CompareResult(c, result), R"(expected series x{a="1"} not found)");
-  result.is_scalar = true;
+  result.type = promql::ValueType::kScalar;
   result.scalar = {2};
   EXPECT_EQ(CompareResult(c, result), "expected a vector, got scalar 2");
 }
@@ -390,7 +390,7 @@ eval range from 0 to 2m step 1m x
   x{a="2"} 1x2
 )");
   const EvalCase& c = *Evals(script)[0];
-  EvalResult result;
+  promql::QueryResult result;
   result.series.push_back({{{"__name__", "x"}, {"a", "1"}}, {1, 0, 3}, {1, 0, 1}});
   result.series.push_back({{{"__name__", "x"}, {"a", "2"}}, {1, 1, 1}, {1, 1, 1}});
   EXPECT_EQ(CompareResult(c, result), "");

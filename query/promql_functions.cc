@@ -1,0 +1,782 @@
+#include "query/promql_functions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <numbers>
+
+namespace ingot::promql {
+namespace {
+
+constexpr std::int64_t kNsPerMilli = 1000 * 1000;
+constexpr std::int64_t kNsPerSecond = 1000 * kNsPerMilli;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// ---------------------------------------------------------------------------------------------
+// Time in seconds
+
+// A Go time.Duration's Seconds(): whole seconds plus the fraction, each converted on its own.
+double DurationSeconds(std::int64_t ns) {
+  return static_cast<double>(ns / kNsPerSecond) + static_cast<double>(ns % kNsPerSecond) / 1e9;
+}
+
+// Seconds of a timestamp or of a difference of two. Prometheus holds milliseconds and divides by
+// 1000; for whole milliseconds this is that very division, so results agree bit for bit with
+// Prometheus on millisecond data. (float64(ns) / 1e9 would not: a timestamp in nanoseconds is
+// past 2^53 and already rounded before the division.)
+double Seconds(std::int64_t ns) {
+  if (ns % kNsPerMilli == 0) return static_cast<double>(ns / kNsPerMilli) / 1000.0;
+  return DurationSeconds(ns);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Range functions
+
+// rate, increase and delta: Prometheus' extrapolatedRate. The raw change between the first and
+// the last sample (plus, for counters, the value before every reset) is stretched towards the
+// window's boundaries: all the way to a boundary when the gap to it is under 1.1 average sample
+// intervals (the series presumably goes on), otherwise by half an interval (it presumably starts
+// or ends inside the window). A counter is not stretched back past the time it would have been
+// zero.
+bool ExtrapolatedRate(const Window& w, bool is_counter, bool is_rate, double* out) {
+  const std::size_t n = w.values.size();
+  if (n < 2) return false;
+  const std::span<const double> v = w.values;
+  double result = v[n - 1] - v[0];
+  if (is_counter) {
+    for (std::size_t i = 1; i < n; ++i) {
+      if (v[i] < v[i - 1]) result += v[i - 1];
+    }
+  }
+  const std::int64_t first_ts = w.ts.front();
+  const std::int64_t last_ts = w.ts.back();
+  double to_start = Seconds(first_ts - w.start_ns);
+  double to_end = Seconds(w.end_ns - last_ts);
+  const double sampled = Seconds(last_ts - first_ts);
+  const double average_interval = sampled / static_cast<double>(n - 1);
+  const double threshold = average_interval * 1.1;
+  if (to_start >= threshold) to_start = average_interval / 2;
+  if (is_counter && result > 0 && v[0] >= 0) {
+    const double to_zero = sampled * (v[0] / result);
+    if (to_zero < to_start) to_start = to_zero;
+  }
+  if (to_end >= threshold) to_end = average_interval / 2;
+  // Equal first and last timestamps (never in a series, but possible in a subquery's input when
+  // steps coincide) would divide by zero; Prometheus then keeps the raw change.
+  double factor = sampled != 0 ? (sampled + to_start + to_end) / sampled : 1.0;
+  if (is_rate) factor /= DurationSeconds(w.end_ns - w.start_ns);
+  *out = result * factor;
+  return true;
+}
+
+bool Rate(const Window& w, std::span<const double>, double* out) {
+  return ExtrapolatedRate(w, /*is_counter=*/true, /*is_rate=*/true, out);
+}
+bool Increase(const Window& w, std::span<const double>, double* out) {
+  return ExtrapolatedRate(w, /*is_counter=*/true, /*is_rate=*/false, out);
+}
+bool Delta(const Window& w, std::span<const double>, double* out) {
+  return ExtrapolatedRate(w, /*is_counter=*/false, /*is_rate=*/false, out);
+}
+
+// irate and idelta: the last two samples only. After a counter reset irate takes the new value
+// as the increase (the counter restarted from zero); a NaN compares false and is subtracted.
+bool InstantValue(const Window& w, bool is_rate, double* out) {
+  const std::size_t n = w.values.size();
+  if (n < 2) return false;
+  const double prev = w.values[n - 2];
+  const double last = w.values[n - 1];
+  const std::int64_t interval_ns = w.ts[n - 1] - w.ts[n - 2];
+  if (interval_ns == 0) return false;
+  double result = last;
+  if (!is_rate || !(last < prev)) result = last - prev;
+  if (is_rate) result /= Seconds(interval_ns);
+  *out = result;
+  return true;
+}
+
+bool Irate(const Window& w, std::span<const double>, double* out) {
+  return InstantValue(w, /*is_rate=*/true, out);
+}
+bool Idelta(const Window& w, std::span<const double>, double* out) {
+  return InstantValue(w, /*is_rate=*/false, out);
+}
+
+struct Line {
+  double slope;
+  double intercept;  // the value at intercept_ns
+};
+
+// Least squares over (seconds since intercept_ns, value), the sums compensated. Measuring x from
+// a time near the samples keeps x*x small enough to stay precise (Unix seconds squared would
+// not). A constant series has slope 0 exactly (NaN when that constant is infinite), where the
+// general formula could produce rounding noise.
+Line LinearRegression(const Window& w, std::int64_t intercept_ns) {
+  const std::span<const double> v = w.values;
+  double n = 0;
+  double sum_x = 0, c_x = 0;
+  double sum_y = 0, c_y = 0;
+  double sum_xy = 0, c_xy = 0;
+  double sum_x2 = 0, c_x2 = 0;
+  const double init_y = v[0];
+  bool const_y = true;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (const_y && i > 0 && v[i] != init_y) const_y = false;
+    n += 1.0;
+    const double x = Seconds(w.ts[i] - intercept_ns);
+    sum_x = KahanSumInc(x, sum_x, &c_x);
+    sum_y = KahanSumInc(v[i], sum_y, &c_y);
+    sum_xy = KahanSumInc(x * v[i], sum_xy, &c_xy);
+    sum_x2 = KahanSumInc(x * x, sum_x2, &c_x2);
+  }
+  if (const_y) {
+    if (std::isinf(init_y)) return {kNaN, kNaN};
+    return {0, init_y};
+  }
+  sum_x += c_x;
+  sum_y += c_y;
+  sum_xy += c_xy;
+  sum_x2 += c_x2;
+  const double cov_xy = sum_xy - sum_x * sum_y / n;
+  const double var_x = sum_x2 - sum_x * sum_x / n;
+  const double slope = cov_xy / var_x;
+  return {slope, sum_y / n - slope * sum_x / n};
+}
+
+bool Deriv(const Window& w, std::span<const double>, double* out) {
+  if (w.values.size() < 2) return false;
+  *out = LinearRegression(w, w.ts.front()).slope;
+  return true;
+}
+
+bool PredictLinear(const Window& w, std::span<const double> args, double* out) {
+  if (w.values.size() < 2 || args.empty()) return false;
+  const std::int64_t eval_ns = w.eval_ns == kEvalAtWindowEnd ? w.end_ns : w.eval_ns;
+  const Line line = LinearRegression(w, eval_ns);
+  *out = line.slope * args[0] + line.intercept;
+  return true;
+}
+
+bool Resets(const Window& w, std::span<const double>, double* out) {
+  const std::span<const double> v = w.values;
+  int resets = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    if (v[i] < v[i - 1]) ++resets;
+  }
+  *out = resets;
+  return true;
+}
+
+// A step to or from NaN is a change; NaN followed by NaN is not.
+bool Changes(const Window& w, std::span<const double>, double* out) {
+  const std::span<const double> v = w.values;
+  int changes = 0;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    if (v[i] != v[i - 1] && !(std::isnan(v[i]) && std::isnan(v[i - 1]))) ++changes;
+  }
+  *out = changes;
+  return true;
+}
+
+// Holt's linear smoothing as Prometheus runs it: the trend starts as the first difference and is
+// first updated at the third sample; `s0` is 0 until then, but unused.
+double TrendValue(std::size_t i, double tf, double s0, double s1, double b) {
+  if (i == 0) return b;
+  return tf * (s1 - s0) + (1 - tf) * b;
+}
+
+bool DoubleExponentialSmoothing(const Window& w, std::span<const double> args, double* out) {
+  if (args.size() < 2 || !ValidSmoothingFactors(args[0], args[1])) return false;
+  const std::span<const double> v = w.values;
+  if (v.size() < 2) return false;
+  const double sf = args[0];
+  const double tf = args[1];
+  double s0 = 0;
+  double s1 = v[0];
+  double b = v[1] - v[0];
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    const double x = sf * v[i];
+    b = TrendValue(i - 1, tf, s0, s1, b);
+    const double y = (1 - sf) * (s1 + b);
+    s0 = s1;
+    s1 = x + y;
+  }
+  *out = s1;
+  return true;
+}
+
+// Prometheus 3's mean: a compensated sum divided at the end (more accurate than a running mean
+// on typical data), switching to a compensated running mean only if the sum would overflow.
+bool AvgOverTime(const Window& w, std::span<const double>, double* out) {
+  const std::span<const double> v = w.values;
+  double sum = v[0];
+  double count = 1;
+  double mean = 0;
+  double c = 0;
+  bool incremental = false;
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    count = static_cast<double>(i + 1);
+    if (!incremental) {
+      double new_c = c;
+      const double new_sum = KahanSumInc(v[i], sum, &new_c);
+      if (!std::isinf(new_sum)) {
+        sum = new_sum;
+        c = new_c;
+        continue;
+      }
+      incremental = true;
+      mean = sum / (count - 1);
+      c /= count - 1;
+    }
+    const double q = (count - 1) / count;
+    c *= q;
+    mean = KahanSumInc(v[i] / count, q * mean, &c);
+  }
+  *out = incremental ? mean + c : sum / count + c / count;
+  return true;
+}
+
+bool SumOverTime(const Window& w, std::span<const double>, double* out) {
+  double sum = 0;
+  double c = 0;
+  for (const double x : w.values) sum = KahanSumInc(x, sum, &c);
+  *out = std::isinf(sum) ? sum : sum + c;
+  return true;
+}
+
+bool CountOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = static_cast<double>(w.values.size());
+  return true;
+}
+
+// Welford's running variance with both running terms compensated, as Prometheus computes it.
+double Variance(std::span<const double> v) {
+  double count = 0;
+  double mean = 0, c_mean = 0;
+  double aux = 0, c_aux = 0;
+  for (const double x : v) {
+    count++;
+    const double delta = x - (mean + c_mean);
+    mean = KahanSumInc(delta / count, mean, &c_mean);
+    aux = KahanSumInc(delta * (x - (mean + c_mean)), aux, &c_aux);
+  }
+  return (aux + c_aux) / count;
+}
+
+bool StdvarOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = Variance(w.values);
+  return true;
+}
+bool StddevOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = std::sqrt(Variance(w.values));
+  return true;
+}
+
+// min/max_over_time and ts_of_min/max_over_time: a NaN so far is replaced by whatever comes next,
+// so NaN is the answer only when every sample is NaN. `Better(cur, best)` decides whether `cur`
+// takes over; the ts_of_ variants use <= / >=, so the last of equal extremes gives the timestamp.
+template <typename Better>
+std::size_t ExtremeIndex(std::span<const double> v, Better better) {
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (better(v[i], v[best]) || std::isnan(v[best])) best = i;
+  }
+  return best;
+}
+
+bool MinOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = w.values[ExtremeIndex(w.values, [](double cur, double best) { return cur < best; })];
+  return true;
+}
+bool MaxOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = w.values[ExtremeIndex(w.values, [](double cur, double best) { return cur > best; })];
+  return true;
+}
+bool TsOfMinOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = Seconds(w.ts[ExtremeIndex(w.values, [](double cur, double best) { return cur <= best; })]);
+  return true;
+}
+bool TsOfMaxOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = Seconds(w.ts[ExtremeIndex(w.values, [](double cur, double best) { return cur >= best; })]);
+  return true;
+}
+
+bool LastOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = w.values.back();
+  return true;
+}
+bool FirstOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = w.values.front();
+  return true;
+}
+bool TsOfLastOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = Seconds(w.ts.back());
+  return true;
+}
+bool TsOfFirstOverTime(const Window& w, std::span<const double>, double* out) {
+  *out = Seconds(w.ts.front());
+  return true;
+}
+bool PresentOverTime(const Window&, std::span<const double>, double* out) {
+  *out = 1;
+  return true;
+}
+
+// A copy of `values` to sort. The buffer is per thread and keeps its capacity, so the engine's
+// per-window calls allocate only when a window is larger than every earlier one on the thread.
+// Each call overwrites the previous copy.
+std::span<double> ScratchCopy(std::span<const double> values) {
+  thread_local std::vector<double> scratch;
+  scratch.assign(values.begin(), values.end());
+  return scratch;
+}
+
+// A q outside [0, 1] or NaN still yields a point (±Inf, NaN); Prometheus adds a warning.
+bool QuantileOverTime(const Window& w, std::span<const double> args, double* out) {
+  if (args.empty()) return false;
+  *out = Quantile(args[0], ScratchCopy(w.values));
+  return true;
+}
+
+// The median of the absolute deviations from the median. A NaN sample leaves the median undefined,
+// so the answer is NaN (sorting would otherwise just move the NaN to one end).
+bool MadOverTime(const Window& w, std::span<const double>, double* out) {
+  for (const double x : w.values) {
+    if (std::isnan(x)) {
+      *out = kNaN;
+      return true;
+    }
+  }
+  const std::span<double> values = ScratchCopy(w.values);
+  const double median = Quantile(0.5, values);
+  for (double& x : values) x = std::fabs(x - median);
+  *out = Quantile(0.5, values);
+  return true;
+}
+
+struct NamedRangeFunction {
+  std::string_view name;
+  RangeFunction fn;
+};
+
+constexpr NamedRangeFunction kRangeFunctions[] = {
+    {"rate", Rate},
+    {"irate", Irate},
+    {"increase", Increase},
+    {"delta", Delta},
+    {"idelta", Idelta},
+    {"deriv", Deriv},
+    {"predict_linear", PredictLinear},
+    {"resets", Resets},
+    {"changes", Changes},
+    {"double_exponential_smoothing", DoubleExponentialSmoothing},
+    {"avg_over_time", AvgOverTime},
+    {"min_over_time", MinOverTime},
+    {"max_over_time", MaxOverTime},
+    {"sum_over_time", SumOverTime},
+    {"count_over_time", CountOverTime},
+    {"stddev_over_time", StddevOverTime},
+    {"stdvar_over_time", StdvarOverTime},
+    {"last_over_time", LastOverTime},
+    {"first_over_time", FirstOverTime},
+    {"present_over_time", PresentOverTime},
+    {"quantile_over_time", QuantileOverTime},
+    {"mad_over_time", MadOverTime},
+    {"ts_of_first_over_time", TsOfFirstOverTime},
+    {"ts_of_last_over_time", TsOfLastOverTime},
+    {"ts_of_min_over_time", TsOfMinOverTime},
+    {"ts_of_max_over_time", TsOfMaxOverTime},
+};
+
+// ---------------------------------------------------------------------------------------------
+// Value functions
+
+// Go's math.Max and math.Min, which clamp uses. Unlike std::fmax they return NaN for a NaN
+// argument, except that an infinity in the function's direction wins even over NaN, and they
+// order -0 below +0.
+double GoMax(double x, double y) {
+  if (x == kInf || y == kInf) return kInf;
+  if (std::isnan(x) || std::isnan(y)) return kNaN;
+  if (x == 0 && x == y) return std::signbit(x) ? y : x;
+  return x > y ? x : y;
+}
+
+double GoMin(double x, double y) {
+  if (x == -kInf || y == -kInf) return -kInf;
+  if (std::isnan(x) || std::isnan(y)) return kNaN;
+  if (x == 0 && x == y) return std::signbit(x) ? x : y;
+  return x < y ? x : y;
+}
+
+double Clamp(double v, double min, double max) { return GoMax(min, GoMin(max, v)); }
+
+// Rounds half up to a multiple of to_nearest. Multiplying by the inverse rather than dividing by
+// to_nearest is Prometheus' choice (round(x, 0.1) is exact more often that way).
+double Round(double v, std::span<const double> args) {
+  const double to_nearest = args.empty() ? 1.0 : args[0];
+  const double inverse = 1.0 / to_nearest;
+  return std::floor(v * inverse + 0.5) / inverse;
+}
+
+double Sgn(double v, std::span<const double>) {
+  if (v < 0) return -1;
+  if (v > 0) return 1;
+  return v;  // ±0 and NaN as they are
+}
+
+// The calendar fields of a Unix time, UTC. std::chrono::year_month_day would do the arithmetic,
+// but its years stop at ±32767 and PromQL accepts any sample value as a time; this is the same
+// days-to-civil algorithm (H. Hinnant's, which libstdc++'s <chrono> also uses) on 64-bit days.
+struct CivilTime {
+  std::int64_t year;
+  int month;        // 1..12
+  int day;          // 1..31
+  int day_of_year;  // 1..366
+  int day_of_week;  // 0 is Sunday
+  int days_in_month;
+  int hour;
+  int minute;
+};
+
+// Beyond this many seconds Go's int64(v) and time.Unix stop being a calendar (see the header).
+constexpr double kMaxCivilSeconds = 9e18;
+
+bool IsLeapYear(std::int64_t y) { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
+
+bool ToCivil(double v, CivilTime* out) {
+  if (!(std::fabs(v) < kMaxCivilSeconds)) return false;  // NaN too
+  const auto secs = static_cast<std::int64_t>(v);        // toward zero, as Go's int64(v)
+  constexpr std::int64_t kSecondsPerDay = 86400;
+  std::int64_t days = secs / kSecondsPerDay;
+  std::int64_t second_of_day = secs % kSecondsPerDay;
+  if (second_of_day < 0) {
+    second_of_day += kSecondsPerDay;
+    --days;
+  }
+  // Days since 0000-03-01, in 400-year eras of 146097 days; a year starting in March puts the
+  // leap day last.
+  const std::int64_t z = days + 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const std::int64_t day_of_era = z - era * 146097;  // [0, 146096]
+  const std::int64_t year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) / 365;
+  const std::int64_t day_of_march_year =
+      day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);  // [0, 365]
+  const std::int64_t march_month = (5 * day_of_march_year + 2) / 153;          // 0 is March
+  out->day = static_cast<int>(day_of_march_year - (153 * march_month + 2) / 5 + 1);
+  out->month = static_cast<int>(march_month < 10 ? march_month + 3 : march_month - 9);
+  out->year = year_of_era + era * 400 + (out->month <= 2 ? 1 : 0);
+
+  static constexpr int kDaysBeforeMonth[] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+  static constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = IsLeapYear(out->year);
+  out->day_of_year = kDaysBeforeMonth[out->month - 1] + out->day + (leap && out->month > 2 ? 1 : 0);
+  out->days_in_month = kDaysInMonth[out->month - 1] + (leap && out->month == 2 ? 1 : 0);
+  // 1970-01-01 was a Thursday.
+  out->day_of_week = static_cast<int>(((days % 7) + 7 + 4) % 7);
+  out->hour = static_cast<int>(second_of_day / 3600);
+  out->minute = static_cast<int>(second_of_day % 3600 / 60);
+  return true;
+}
+
+template <auto kField>
+double TimeField(double v, std::span<const double>) {
+  CivilTime t;
+  if (!ToCivil(v, &t)) return kNaN;
+  return static_cast<double>(t.*kField);
+}
+
+template <double (*kFn)(double)>
+double Unary(double v, std::span<const double>) {
+  return kFn(v);
+}
+
+double Abs(double v) { return std::fabs(v); }
+double Ceil(double v) { return std::ceil(v); }
+double Floor(double v) { return std::floor(v); }
+double Exp(double v) { return std::exp(v); }
+double Ln(double v) { return std::log(v); }
+// Go's math.Log2 and Log10, which Prometheus calls, are not the C library's: Log2 scales the
+// natural logarithm of the mantissa (exact for powers of two only) and Log10 scales the natural
+// logarithm, which makes e.g. log10(3) 0.4771212547196625 there, one ulp above the C library's
+// 0.47712125471966244. The same steps give the same answers.
+double Log2(double v) {
+  if (v == 0 || !std::isfinite(v)) return std::log(v) * std::numbers::log2e;  // ±0, ±Inf, NaN
+  int exp;
+  const double frac = std::frexp(v, &exp);
+  if (frac == 0.5) return exp - 1;
+  return std::log(frac) * std::numbers::log2e + exp;
+}
+double Log10(double v) { return std::log(v) * std::numbers::log10e; }
+double Sqrt(double v) { return std::sqrt(v); }
+double Sin(double v) { return std::sin(v); }
+double Cos(double v) { return std::cos(v); }
+double Tan(double v) { return std::tan(v); }
+double Asin(double v) { return std::asin(v); }
+double Acos(double v) { return std::acos(v); }
+double Atan(double v) { return std::atan(v); }
+double Sinh(double v) { return std::sinh(v); }
+double Cosh(double v) { return std::cosh(v); }
+double Tanh(double v) { return std::tanh(v); }
+double Asinh(double v) { return std::asinh(v); }
+double Acosh(double v) { return std::acosh(v); }
+double Atanh(double v) { return std::atanh(v); }
+// Multiply first, then divide, in Prometheus' order (v*π/180 is not v*(π/180) in floating point).
+double Deg(double v) { return v * 180 / std::numbers::pi; }
+double Rad(double v) { return v * std::numbers::pi / 180; }
+
+double ClampBoth(double v, std::span<const double> args) {
+  if (args.size() < 2) return kNaN;
+  return Clamp(v, args[0], args[1]);
+}
+double ClampMin(double v, std::span<const double> args) {
+  if (args.empty()) return kNaN;
+  return Clamp(v, args[0], kInf);
+}
+double ClampMax(double v, std::span<const double> args) {
+  if (args.empty()) return kNaN;
+  return Clamp(v, -kInf, args[0]);
+}
+
+struct NamedValueFunction {
+  std::string_view name;
+  ValueFunction fn;
+};
+
+constexpr NamedValueFunction kValueFunctions[] = {
+    {"abs", Unary<Abs>},
+    {"ceil", Unary<Ceil>},
+    {"floor", Unary<Floor>},
+    {"exp", Unary<Exp>},
+    {"ln", Unary<Ln>},
+    {"log2", Unary<Log2>},
+    {"log10", Unary<Log10>},
+    {"sqrt", Unary<Sqrt>},
+    {"sgn", Sgn},
+    {"round", Round},
+    {"clamp", ClampBoth},
+    {"clamp_min", ClampMin},
+    {"clamp_max", ClampMax},
+    {"deg", Unary<Deg>},
+    {"rad", Unary<Rad>},
+    {"sin", Unary<Sin>},
+    {"cos", Unary<Cos>},
+    {"tan", Unary<Tan>},
+    {"asin", Unary<Asin>},
+    {"acos", Unary<Acos>},
+    {"atan", Unary<Atan>},
+    {"sinh", Unary<Sinh>},
+    {"cosh", Unary<Cosh>},
+    {"tanh", Unary<Tanh>},
+    {"asinh", Unary<Asinh>},
+    {"acosh", Unary<Acosh>},
+    {"atanh", Unary<Atanh>},
+    {"year", TimeField<&CivilTime::year>},
+    {"month", TimeField<&CivilTime::month>},
+    {"day_of_month", TimeField<&CivilTime::day>},
+    {"day_of_year", TimeField<&CivilTime::day_of_year>},
+    {"day_of_week", TimeField<&CivilTime::day_of_week>},
+    {"days_in_month", TimeField<&CivilTime::days_in_month>},
+    {"hour", TimeField<&CivilTime::hour>},
+    {"minute", TimeField<&CivilTime::minute>},
+};
+
+// ---------------------------------------------------------------------------------------------
+// Quantiles
+
+// Prometheus' almost.Equal: a relative difference below epsilon (absolute, scaled to the smallest
+// normal number, near zero); two NaNs are equal.
+bool AlmostEqual(double a, double b, double epsilon) {
+  constexpr double kMinNormal = std::numeric_limits<double>::min();
+  if (std::isnan(a) && std::isnan(b)) return true;
+  if (a == b) return true;
+  const double abs_sum = std::fabs(a) + std::fabs(b);
+  const double diff = std::fabs(a - b);
+  if (a == 0 || b == 0 || abs_sum < kMinNormal) return diff < epsilon * kMinNormal;
+  return diff / std::min(abs_sum, std::numeric_limits<double>::max()) < epsilon;
+}
+
+// Relative count differences below this are floating-point noise (sums of rates, say), not a
+// histogram that really decreases: Prometheus' smallDeltaTolerance.
+constexpr double kSmallDeltaTolerance = 1e-12;
+
+// Makes the cumulative counts non-decreasing: a count almost equal to the last accepted one is
+// set to it, whichever way it differs, and a count below it is raised to it (that one is
+// reported). Returns whether a count had to be raised.
+bool EnsureMonotonic(std::span<Bucket> buckets) {
+  bool forced = false;
+  double prev = buckets[0].count;
+  for (std::size_t i = 1; i < buckets.size(); ++i) {
+    const double curr = buckets[i].count;
+    if (curr == prev) continue;
+    if (AlmostEqual(prev, curr, kSmallDeltaTolerance)) {
+      buckets[i].count = prev;
+      continue;
+    }
+    if (curr < prev) {
+      buckets[i].count = prev;
+      forced = true;
+      continue;
+    }
+    prev = curr;
+  }
+  return forced;
+}
+
+// Go's sort.Search(n, pred): the first index in [0, n) where pred holds, probing as Go does so
+// that even counts a NaN left unordered pick the same bucket.
+template <typename Pred>
+std::size_t GoSearch(std::size_t n, Pred pred) {
+  std::size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (!pred(mid)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// Sorts classic buckets by upper bound and merges those with one bound (e.g. le="1" and
+// le="1.0" are one bucket: their counts add up), in place. Returns the merged buckets, a prefix
+// of `buckets`, or an empty span when there is no +Inf bucket on top (or no bucket at all).
+std::span<Bucket> SortAndMergeBuckets(std::span<Bucket> buckets) {
+  if (buckets.empty()) return {};
+  // Prometheus does not expect NaN bounds (and its sort leaves them anywhere); here they sort
+  // last, past +Inf, so a group with one has no +Inf bucket on top.
+  std::sort(buckets.begin(), buckets.end(), [](const Bucket& a, const Bucket& b) {
+    if (std::isnan(a.upper_bound)) return false;
+    return std::isnan(b.upper_bound) || a.upper_bound < b.upper_bound;
+  });
+  if (buckets.back().upper_bound != kInf) return {};
+  std::size_t n = 0;
+  for (std::size_t i = 1; i < buckets.size(); ++i) {
+    if (buckets[i].upper_bound == buckets[n].upper_bound) {
+      buckets[n].count += buckets[i].count;
+    } else {
+      buckets[++n] = buckets[i];
+    }
+  }
+  return buckets.first(n + 1);
+}
+
+// The estimated cumulative count at v (not NaN) over sorted, merged, monotonic buckets, as
+// Prometheus' BucketFraction places its bounds. The lowest bucket starts at 0 when its upper
+// bound is positive and at -Inf otherwise. A v on a bucket bound gets that bucket's cumulative
+// count; inside a bucket the count is interpolated linearly, except that a bucket of infinite
+// width has nothing to interpolate: all of the lowest (-Inf) bucket counts as below v, none of
+// the +Inf bucket does.
+double CumulativeCountAt(double v, std::span<const Bucket> buckets) {
+  double below = 0;  // the cumulative count up to the current bucket's lower bound
+  double lower_bound = buckets.front().upper_bound > 0 ? 0 : -kInf;
+  for (const Bucket& b : buckets) {
+    if (lower_bound >= v) return below;
+    if (b.upper_bound > v) {
+      if (lower_bound == -kInf) return b.count;
+      return below + (b.count - below) * (v - lower_bound) / (b.upper_bound - lower_bound);
+    }
+    below = b.count;
+    lower_bound = b.upper_bound;
+  }
+  return buckets.back().count;  // v is +Inf
+}
+
+}  // namespace
+
+RangeFunction FindRangeFunction(std::string_view name) {
+  for (const NamedRangeFunction& f : kRangeFunctions) {
+    if (f.name == name) return f.fn;
+  }
+  return nullptr;
+}
+
+ValueFunction FindValueFunction(std::string_view name) {
+  for (const NamedValueFunction& f : kValueFunctions) {
+    if (f.name == name) return f.fn;
+  }
+  return nullptr;
+}
+
+double BucketQuantile(double q, std::span<Bucket> buckets, bool* forced_monotonic) {
+  if (forced_monotonic != nullptr) *forced_monotonic = false;
+  if (std::isnan(q)) return kNaN;
+  if (q < 0) return -kInf;
+  if (q > 1) return kInf;
+  const std::span<Bucket> b = SortAndMergeBuckets(buckets);
+  if (b.empty()) return kNaN;
+  const bool forced = EnsureMonotonic(b);
+
+  if (b.size() < 2) return kNaN;
+  const double observations = b.back().count;
+  if (observations == 0) return kNaN;
+  double rank = q * observations;
+  const std::size_t i = GoSearch(b.size() - 1, [&](std::size_t k) { return b[k].count >= rank; });
+  if (forced_monotonic != nullptr) *forced_monotonic = forced;
+  // In the +Inf bucket nothing bounds the quantile from above: the highest finite bound is the
+  // best estimate.
+  if (i == b.size() - 1) return b[b.size() - 2].upper_bound;
+  // The lowest bucket has no lower bound either; Prometheus assumes 0 when the bucket's upper bound
+  // is positive (typical for durations and sizes) and otherwise answers the upper bound.
+  if (i == 0 && b[0].upper_bound <= 0) return b[0].upper_bound;
+  double bucket_start = 0;
+  const double bucket_end = b[i].upper_bound;
+  double count = b[i].count;
+  if (i > 0) {
+    bucket_start = b[i - 1].upper_bound;
+    count -= b[i - 1].count;
+    rank -= b[i - 1].count;
+  }
+  return bucket_start + (bucket_end - bucket_start) * (rank / count);
+}
+
+double BucketFraction(double lower, double upper, std::span<Bucket> buckets) {
+  const std::span<Bucket> b = SortAndMergeBuckets(buckets);
+  if (b.empty()) return kNaN;
+  EnsureMonotonic(b);
+  const double observations = b.back().count;
+  if (observations == 0 || std::isnan(lower) || std::isnan(upper)) return kNaN;
+  if (lower >= upper) return 0;
+  // Prometheus caps both ranks at the total count (a NaN rank stays NaN).
+  double lower_rank = CumulativeCountAt(lower, b);
+  double upper_rank = CumulativeCountAt(upper, b);
+  if (lower_rank > observations) lower_rank = observations;
+  if (upper_rank > observations) upper_rank = observations;
+  return (upper_rank - lower_rank) / observations;
+}
+
+double Quantile(double q, std::span<double> values) {
+  if (values.empty() || std::isnan(q)) return kNaN;
+  if (q < 0) return -kInf;
+  if (q > 1) return kInf;
+  // NaN first, as Prometheus' sort of samples by value puts it.
+  std::sort(values.begin(), values.end(), [](double a, double b) {
+    if (std::isnan(a)) return !std::isnan(b);
+    return a < b;
+  });
+  const double n = static_cast<double>(values.size());
+  const double rank = q * (n - 1);
+  const double lower = std::max(0.0, std::floor(rank));
+  const double upper = std::min(n - 1, lower + 1);
+  const double weight = rank - std::floor(rank);
+  return values[static_cast<std::size_t>(lower)] * (1 - weight) +
+         values[static_cast<std::size_t>(upper)] * weight;
+}
+
+double KahanSumInc(double inc, double sum, double* c) {
+  const double t = sum + inc;
+  if (std::isinf(t)) {
+    *c = 0;
+  } else if (std::fabs(sum) >= std::fabs(inc)) {
+    // Neumaier's variant: the compensation recovers the low bits of the smaller operand.
+    *c += (sum - t) + inc;
+  } else {
+    *c += (inc - t) + sum;
+  }
+  return t;
+}
+
+}  // namespace ingot::promql
