@@ -24,16 +24,20 @@ stop_server() {
 }
 
 # A port nobody listens on now (the server binds it a moment later; a collision just fails loudly).
+# Below the kernel's ephemeral range where it can, as a port that an outgoing connection uses
+# there cannot be bound, yet does not answer a connect.
 free_port() {
-  local port i
+  local port i low=61000
+  { read -r low _ </proc/sys/net/ipv4/ip_local_port_range; } 2>/dev/null || true
+  ((low > 21000)) || low=61000
   for ((i = 0; i < 100; i++)); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % (low - 20000)))
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return 0
     fi
   done
-  echo "compare_new_series.sh: no free port found" >&2
+  echo "${0##*/}: no free port found" >&2
   return 1
 }
 

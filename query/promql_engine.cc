@@ -412,6 +412,7 @@ class Engine {
   // Accounts for points held; Busy past max_samples.
   Status Charge(std::uint64_t points) {
     held_ += points;
+    peak_ = std::max(peak_, held_);
     if (held_ > params_.max_samples) {
       return Status::Busy(
           "query processing would load too many samples into memory in query "
@@ -493,6 +494,7 @@ class Engine {
       INGOT_RETURN_IF_ERROR(Tick());
       INGOT_RETURN_IF_ERROR(
           reader_.Read(sel.refs[s]->sid, SatAdd(SatSub(first_ref, lookback), 1), last_ref));
+      read_ += reader_.ts().size();
       const auto ts = reader_.ts();
       const auto values = reader_.values();
       if (ts.empty()) continue;
@@ -558,6 +560,7 @@ class Engine {
       const std::int64_t hi = *std::max_element(refs.begin(), refs.end());
       INGOT_RETURN_IF_ERROR(
           engine->reader_.Read(sel.refs[s]->sid, SatAdd(SatSub(lo, range), 1), hi));
+      engine->read_ += engine->reader_.ts().size();
       const auto rts = engine->reader_.ts();
       const auto rvs = engine->reader_.values();
       ts->reserve(rts.size());
@@ -1734,6 +1737,8 @@ class Engine {
 
  public:
   bool ordered() const { return ordered_; }
+  std::uint64_t peak() const { return peak_; }
+  std::uint64_t read() const { return read_; }
   std::vector<std::string>& warnings() { return warnings_; }
   std::vector<std::string>& infos() { return infos_; }
 
@@ -1777,6 +1782,8 @@ class Engine {
   SeriesCatalog& catalog_;
   SeriesReader& reader_;
   std::uint64_t held_ = 0;
+  std::uint64_t peak_ = 0;  // the most points held at once
+  std::uint64_t read_ = 0;  // points read from storage
   std::uint64_t ticks_ = 0;
   bool ordered_ = false;
   std::vector<std::string> warnings_;
@@ -1793,6 +1800,14 @@ Status Evaluate(const Expr& expr, const QueryParams& params, SeriesCatalog& cata
     return Status::InvalidArgument("evaluation needs step > 0 and end >= start");
   }
   Engine engine(params, catalog, reader);
+  struct StatsOnExit {
+    Engine& engine;
+    QueryResult* out;
+    ~StatsOnExit() {
+      out->samples_read = engine.read();
+      out->peak_samples = engine.peak();
+    }
+  } stats{engine, out};
   const Grid grid{params.start_ns, instant ? 1 : params.step_ns, params.steps()};
   if (expr.type == ValueType::kMatrix) {
     if (!instant) {

@@ -88,6 +88,9 @@ struct QueryResult {
   // answer's "warnings" and "infos" carry.
   std::vector<std::string> warnings;
   std::vector<std::string> infos;
+  // For `stats=all`: points read from storage, and the most points held at once.
+  std::uint64_t samples_read = 0;
+  std::uint64_t peak_samples = 0;
 };
 
 // Evaluates `expr` (as the parser returns it) at the steps of `params`. Errors: InvalidArgument

@@ -455,8 +455,9 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
 
   // Shared by query and query_range: parses and evaluates. False after filling the reply.
   // `*warnings` gets the answer's "warnings" member (empty, or `,"warnings":[...]`).
+  // `*stats` gets the data's "stats" member when the request asks for it (`stats=all`).
   bool Run(const Params& params, promql::QueryParams eval, promql::QueryResult* result,
-           HttpReply& reply, std::string* warnings) {
+           HttpReply& reply, std::string* warnings, std::string* stats) {
     const std::string* query = params.Get("query");
     if (query == nullptr || query->empty()) {
       BadParam(reply, "query", "missing");
@@ -484,10 +485,27 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     SeriesReader reader(storage_);
     std::vector<CorruptChunk> damage;
     if (options_.damaged_chunks == "skip") reader.SkipDamage(&damage);
+    const auto started = std::chrono::steady_clock::now();
     st = promql::Evaluate(*expr, eval, catalog_, reader, result);
     if (!st.ok()) {
       StatusReply(reply, st);
       return false;
+    }
+    stats->clear();
+    if (const std::string* want = params.Get("stats"); want != nullptr && !want->empty()) {
+      // Prometheus' shape; Ingot has no queue or preparation phase worth timing apart.
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::string t;
+      AppendDouble(seconds, &t);
+      stats->append(",\"stats\":{\"timings\":{\"evalTotalTime\":").append(t);
+      stats->append(",\"resultSortTime\":0,\"queryPreparationTime\":0,\"innerEvalTime\":").append(t);
+      stats->append(",\"execQueueTime\":0,\"execTotalTime\":").append(t);
+      stats->append("},\"samples\":{\"totalQueryableSamples\":");
+      AppendInt(static_cast<std::int64_t>(result->samples_read), stats);
+      stats->append(",\"peakSamples\":");
+      AppendInt(static_cast<std::int64_t>(result->peak_samples), stats);
+      stats->append("}}");
     }
     DamageWarnings(damage, warnings);
     AppendAnnotations(result->warnings, result->infos, warnings);
@@ -560,8 +578,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     promql::QueryParams eval = BaseEval();
     eval.start_ns = eval.end_ns = t;
     promql::QueryResult result;
-    std::string warnings;
-    if (!Run(params, eval, &result, reply, &warnings)) return;
+    std::string warnings, stats;
+    if (!Run(params, eval, &result, reply, &warnings, &stats)) return;
     std::string body = "{\"status\":\"success\",\"data\":{\"resultType\":";
     switch (result.type) {
       case promql::ValueType::kScalar:
@@ -609,6 +627,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
         body.push_back(']');
       }
     }
+    body += stats;
     body += "}";
     body += warnings;
     body += "}\n";
@@ -657,7 +676,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     eval.step_ns = step_ns;
     auto result = std::make_shared<promql::QueryResult>();
     auto warnings = std::make_shared<std::string>();
-    if (!Run(params, eval, result.get(), reply, warnings.get())) return;
+    auto stats = std::make_shared<std::string>();
+    if (!Run(params, eval, result.get(), reply, warnings.get(), stats.get())) return;
     if (result->type == promql::ValueType::kScalar) {
       // A number over a range is one series without labels.
       promql::SeriesResult s;
@@ -671,7 +691,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     reply.response.set(http::field::content_type, "application/json");
     // The body is written a few series at a time: a wide range over many series is large.
     auto next = std::make_shared<std::size_t>(0);
-    reply.stream = [result, next, eval, warnings](std::string* chunk) {
+    reply.stream = [result, next, eval, warnings, stats](std::string* chunk) {
       if (*next == 0)
         chunk->append(
             "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
@@ -694,7 +714,9 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
         ++*next;
       }
       if (*next < result->series.size()) return true;
-      chunk->append("]}");
+      chunk->append("]");
+      chunk->append(*stats);
+      chunk->append("}");
       chunk->append(*warnings);
       chunk->append("}\n");
       return false;

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "bench/ingot_bench/cli_values.h"
+#include "bench/ingot_bench/dashboard_data.h"
 #include "bench/ingot_bench/ingest_runner.h"
 #include "bench/ingot_bench/query_runner.h"
 #include "bench/ingot_bench/report.h"
@@ -157,11 +158,20 @@ int Main(int argc, char** argv) {
   CLI::App* query_cmd =
       app.add_subcommand("query", "Run concurrent range queries and report latency");
   query_cmd->add_option("--target", query.target, "Query API base URL, http://host:port");
-  query_cmd->add_option("--workload", workload,
-                        "q1 (one series), q2 (one field, all hosts), q3 (hourly avg per host), "
-                        "a comma list, or all");
+  query_cmd->add_option(
+      "--workload", workload,
+      "Over the ingest workload: q1 (one series), q2 (one field, all hosts), q3 (hourly avg per "
+      "host), or all (the three). Over the dashboard-data series: rate, sum-rate, hist-quantile, "
+      "topk, ratio (instant queries at --end), range-1d (the day before --end, 60 s steps), or "
+      "dashboard (the six). A comma list mixes them");
   query_cmd->add_option("--concurrency", query.concurrency, "Queries in flight at once");
-  query_cmd->add_option("--duration", query_duration, "How long each workload runs");
+  query_cmd->add_option("--duration", query_duration,
+                        "How long each workload runs at most (0 = until --iterations)");
+  query_cmd->add_option("--iterations", query.iterations,
+                        "Queries per workload over all connections, if it ends before "
+                        "--duration (0 = until --duration)");
+  query_cmd->add_option("--warmup", query.warmup,
+                        "Queries per connection before each workload's measurement (unreported)");
   query_cmd->add_option("--start", query_start,
                         "Start of the queried range (RFC 3339 or ns); default: the ingest "
                         "workload's first timestamp");
@@ -190,6 +200,35 @@ int Main(int argc, char** argv) {
                           "Comma list of query URLs, one per target, for --verify");
   AddWorkloadFlags(compare_cmd, &compare);
 
+  // dashboard-data
+  DashboardDataOptions data;
+  std::string data_format = "lp";
+  std::string data_out = "-";
+  std::string data_start = "2024-01-01T00:00:00Z";
+  std::string data_interval = "30s";
+  std::string data_duration = "24h";
+  std::string data_json;
+  CLI::App* data_cmd = app.add_subcommand(
+      "dashboard-data",
+      "Write the series of the dashboard query workloads (counters and histogram buckets) as "
+      "line protocol, OpenMetrics or Prometheus text: the same samples in each format");
+  data_cmd->add_option("--format", data_format,
+                       "lp (Ingot /write, ns), openmetrics (promtool tsdb "
+                       "create-blocks-from openmetrics, s), prometheus (VictoriaMetrics "
+                       "/api/v1/import/prometheus, ms)");
+  data_cmd->add_option("--out", data_out, "Output file ('-' = stdout)");
+  data_cmd->add_option("--counters", data.counters,
+                       "http_requests_total series: 5 codes per instance, 5 jobs");
+  data_cmd->add_option("--histograms", data.histogram_sets,
+                       "http_request_duration_seconds histograms (11 bucket series each)");
+  data_cmd->add_option("--start", data_start, "First timestamp: RFC 3339 or integer ns");
+  data_cmd->add_option("--interval", data_interval, "Time between two samples of a series");
+  data_cmd->add_option("--duration", data_duration, "Time covered: duration / interval samples");
+  data_cmd->add_option("--seed", data.seed, "Seed of the generator: same seed, same samples");
+  data_cmd->add_option("--json", data_json,
+                       "Also write the counts (series, samples, first and last timestamp) as JSON "
+                       "to this file ('-' = stdout)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -211,12 +250,37 @@ int Main(int argc, char** argv) {
     return Clean(report) ? 0 : kExitFailed;
   }
 
+  if (data_cmd->parsed()) {
+    DashboardFormat format;
+    Status status = ParseDashboardFormat(data_format, &format).WithContext("--format");
+    if (status.ok()) status = ParseTimeNs(data_start, &data.start_ns).WithContext("--start");
+    if (status.ok()) {
+      status = ParseDurationNs(data_interval, &data.interval_ns).WithContext("--interval");
+    }
+    if (status.ok()) {
+      status = ParseDurationNs(data_duration, &data.duration_ns).WithContext("--duration");
+    }
+    if (status.ok()) status = ValidateDashboardDataOptions(data);
+    if (!status.ok()) return UsageError(status);
+    DashboardDataSummary summary;
+    const Status run = WriteDashboardData(data, format, data_out, &summary);
+    if (!run.ok()) {
+      std::fprintf(stderr, "ingot-bench: %s\n", run.ToString().c_str());
+      return kExitFailed;
+    }
+    std::fprintf(stderr, "%llu samples of %llu series (%llu rows, %s .. %s), %llu bytes\n",
+                 static_cast<unsigned long long>(summary.samples),
+                 static_cast<unsigned long long>(summary.series),
+                 static_cast<unsigned long long>(summary.rows),
+                 FormatSeconds(summary.first_ts_ns).c_str(),
+                 FormatSeconds(summary.last_ts_ns).c_str(),
+                 static_cast<unsigned long long>(summary.bytes));
+    return WriteJson(data_json, DashboardDataSummaryJson(summary)) ? 0 : kExitFailed;
+  }
+
   if (query_cmd->parsed()) {
-    query.workloads = workload == "all" ? std::vector<std::string>{"q1", "q2", "q3"}
-                                        : SplitList(workload);
-    if (query.workloads.empty()) return UsageError(Status::InvalidArgument("--workload is empty"));
-    for (const std::string& name : query.workloads) {
-      const Status status = CheckWorkloadName(name);
+    {
+      const Status status = ExpandWorkloads(workload, &query.workloads);
       if (!status.ok()) return UsageError(status);
     }
     int64_t workload_start = kDefaultStartNs;
@@ -244,8 +308,9 @@ int Main(int argc, char** argv) {
         GeneratedTimeRange(query_range.options, &first_ts_ns, &query.end_ns);
       }
     }
-    if (status.ok() && query.duration_ns <= 0) {
-      status = Status::InvalidArgument("--duration must be > 0");
+    if (status.ok() &&
+        (query.duration_ns < 0 || (query.duration_ns == 0 && query.iterations == 0))) {
+      status = Status::InvalidArgument("--duration must be > 0, or 0 with --iterations > 0");
     }
     if (!status.ok()) return UsageError(status);
     std::vector<QueryWorkloadReport> reports;

@@ -30,8 +30,8 @@ Json ErrorsJson(const std::map<std::string, uint64_t>& errors) {
 Json LatencyJson(const LogLinearHistogram& h) {
   return Json{{"count", h.count()},          {"mean", Number(h.mean())},
               {"min", h.min()},              {"p50", h.Percentile(0.5)},
-              {"p99", h.Percentile(0.99)},   {"p999", h.Percentile(0.999)},
-              {"max", h.max()}};
+              {"p90", h.Percentile(0.9)},    {"p99", h.Percentile(0.99)},
+              {"p999", h.Percentile(0.999)}, {"max", h.max()}};
 }
 
 std::string Millis(uint64_t us) { return Printf("%.2f ms", static_cast<double>(us) / 1000.0); }
@@ -167,18 +167,20 @@ std::string FormatIngestReport(const IngestReport& r) {
 std::string IngestReportJson(const IngestReport& r) { return Dump(IngestJson(r)); }
 
 std::string FormatQueryReport(const std::vector<QueryWorkloadReport>& reports) {
-  std::string out = Printf("%-4s %-44s %5s %8s %9s %10s %10s %10s %7s\n", "", "query", "conc",
-                           "queries", "q/s", "p50", "p99", "max", "errors");
+  std::string out = Printf("%-13s %-46s %5s %8s %9s %10s %10s %10s %10s %7s\n", "", "query",
+                           "conc", "queries", "q/s", "p50", "p90", "p99", "max", "errors");
   for (const QueryWorkloadReport& r : reports) {
     uint64_t errors = 0;
     for (const auto& [kind, count] : r.errors) errors += count;
-    out += Printf("%-4s %-44s %5u %8llu %9.1f %10s %10s %10s %7llu\n", r.name.c_str(),
+    out += Printf("%-13s %-46s %5u %8llu %9.1f %10s %10s %10s %10s %7llu\n", r.name.c_str(),
                   r.description.c_str(), r.concurrency,
                   static_cast<unsigned long long>(r.queries), r.queries_per_s(),
                   Millis(r.latency_us.Percentile(0.5)).c_str(),
+                  Millis(r.latency_us.Percentile(0.9)).c_str(),
                   Millis(r.latency_us.Percentile(0.99)).c_str(), Millis(r.latency_us.max()).c_str(),
                   static_cast<unsigned long long>(errors));
-    if (errors > 0) out += "     errors: " + ErrorsText(r.errors, r.first_error) + "\n";
+    if (!r.query.empty()) out += "              " + r.query + "\n";
+    if (errors > 0) out += "              errors: " + ErrorsText(r.errors, r.first_error) + "\n";
   }
   return out;
 }
@@ -188,6 +190,8 @@ std::string QueryReportJson(const std::vector<QueryWorkloadReport>& reports) {
   for (const QueryWorkloadReport& r : reports) {
     workloads.push_back(Json{{"name", r.name},
                              {"description", r.description},
+                             {"query", r.query},
+                             {"request", r.request},
                              {"concurrency", r.concurrency},
                              {"seconds", Number(r.seconds)},
                              {"queries", r.queries},

@@ -52,8 +52,10 @@ struct IngestReport {
 };
 
 struct QueryWorkloadReport {
-  std::string name;         // q1, q2, q3
+  std::string name;         // q1, q2, q3, rate, ...
   std::string description;  // what it asks for
+  std::string query;        // the PromQL expression or series selector (q1: of its first query)
+  std::string request;      // path and query string of its first request
   uint32_t concurrency = 0;
   double seconds = 0;
   uint64_t queries = 0;
