@@ -938,18 +938,37 @@ class Engine {
       out->vec[k].Init(n);
     }
     INGOT_RETURN_IF_ERROR(Charge(static_cast<std::uint64_t>(groups) * n));
-    std::vector<double> acc(groups), comp(groups), mean(groups);
-    std::vector<std::uint64_t> count(groups);
-    std::vector<std::uint8_t> incremental(groups);
-    std::vector<std::vector<double>> lists(a.op == AggregateOp::kQuantile ? groups : 0);
-    for (std::size_t i = 0; i < n; ++i) {
+    if (a.op == AggregateOp::kQuantile) {
+      // Step by step: each group's values at a step are sorted for the quantile.
+      std::vector<std::vector<double>> lists(groups);
+      for (std::size_t i = 0; i < n; ++i) {
+        INGOT_RETURN_IF_ERROR(Tick());
+        for (auto& l : lists) l.clear();
+        for (std::size_t s = 0; s < in->vec.size(); ++s) {
+          if (in->vec[s].present[i]) lists[group_of[s]].push_back(in->vec[s].v[i]);
+        }
+        for (std::size_t k = 0; k < groups; ++k) {
+          if (lists[k].empty()) continue;
+          out->vec[k].v[i] = Quantile(param.scalar[i], lists[k]);
+          out->vec[k].present[i] = 1;
+        }
+      }
+      std::erase_if(out->vec, [](const Column& c) { return !c.Any(); });
+      return Status::OK();
+    }
+    // Series by series, each folded into its group's state for every step (state index
+    // k * n + i): the columns are read in order instead of across every series at each step.
+    const std::size_t states = groups * n;
+    std::vector<double> acc(states), comp(states), mean(states);
+    std::vector<std::uint32_t> count(states);
+    std::vector<std::uint8_t> incremental(a.op == AggregateOp::kAvg ? states : 0);
+    for (std::size_t s = 0; s < in->vec.size(); ++s) {
       INGOT_RETURN_IF_ERROR(Tick());
-      std::fill(count.begin(), count.end(), 0);
-      for (auto& l : lists) l.clear();
-      for (std::size_t s = 0; s < in->vec.size(); ++s) {
-        const Column& c = in->vec[s];
+      const Column& c = in->vec[s];
+      const std::size_t base = group_of[s] * n;
+      for (std::size_t i = 0; i < n; ++i) {
         if (!c.present[i]) continue;
-        const std::size_t k = group_of[s];
+        const std::size_t k = base + i;
         const double v = c.v[i];
         const bool first = count[k] == 0;
         const double cnt = static_cast<double>(++count[k]);
@@ -957,7 +976,6 @@ class Engine {
           case AggregateOp::kSum:
             if (first) {
               acc[k] = v;
-              comp[k] = 0;
             } else {
               acc[k] = KahanSumInc(v, acc[k], &comp[k]);
             }
@@ -965,8 +983,6 @@ class Engine {
           case AggregateOp::kAvg:
             if (first) {
               acc[k] = v;
-              comp[k] = 0;
-              incremental[k] = 0;
               break;
             }
             if (!incremental[k]) {
@@ -999,24 +1015,20 @@ class Engine {
             break;
           case AggregateOp::kStddev:
           case AggregateOp::kStdvar: {
-            if (first) {
-              mean[k] = 0;
-              acc[k] = 0;
-              comp[k] = 0;
-            }
             const double delta = v - mean[k];
             mean[k] += delta / cnt;
             acc[k] += delta * (v - mean[k]);
             break;
           }
-          case AggregateOp::kQuantile:
-            lists[k].push_back(v);
-            break;
           default:
             break;
         }
       }
-      for (std::size_t k = 0; k < groups; ++k) {
+    }
+    for (std::size_t g = 0; g < groups; ++g) {
+      Column& o = out->vec[g];
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t k = g * n + i;
         if (count[k] == 0) continue;
         const double cnt = static_cast<double>(count[k]);
         double r = 0;
@@ -1046,14 +1058,11 @@ class Engine {
           case AggregateOp::kStddev:
             r = std::sqrt(acc[k] / cnt);
             break;
-          case AggregateOp::kQuantile:
-            r = Quantile(param.scalar[i], lists[k]);
-            break;
           default:
             break;
         }
-        out->vec[k].v[i] = r;
-        out->vec[k].present[i] = 1;
+        o.v[i] = r;
+        o.present[i] = 1;
       }
     }
     std::erase_if(out->vec, [](const Column& c) { return !c.Any(); });

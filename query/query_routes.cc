@@ -499,7 +499,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       std::string t;
       AppendDouble(seconds, &t);
       stats->append(",\"stats\":{\"timings\":{\"evalTotalTime\":").append(t);
-      stats->append(",\"resultSortTime\":0,\"queryPreparationTime\":0,\"innerEvalTime\":").append(t);
+      stats->append(",\"resultSortTime\":0,\"queryPreparationTime\":0,\"innerEvalTime\":")
+          .append(t);
       stats->append(",\"execQueueTime\":0,\"execTotalTime\":").append(t);
       stats->append("},\"samples\":{\"totalQueryableSamples\":");
       AppendInt(static_cast<std::int64_t>(result->samples_read), stats);
