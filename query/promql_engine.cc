@@ -402,7 +402,7 @@ class Engine {
 
   // Checks the deadline now and then (a clock read per call would cost more than small steps).
   Status Tick() {
-    if ((++ticks_ & 63) != 0) return Status::OK();
+    if ((++ticks_ & 63) != 1) return Status::OK();  // the first call checks too
     if (std::chrono::steady_clock::now() > params_.deadline) {
       return Status::Busy("query timed out: it ran past its deadline (query.timeout)");
     }
@@ -1084,7 +1084,12 @@ class Engine {
         ratios[i] = std::clamp(p, -1.0, 1.0);
       } else {
         if (p >= 9.223372036854775807e18 || p < -9.223372036854775807e18) {
-          return ExecError("Scalar value " + FormatValue(p) + " overflows int64");
+          // Go's %v of a float: the shortest form, exponent notation when large.
+          char text[64];
+          const auto r = std::to_chars(text, text + sizeof(text), p);
+          const std::string shown =
+              std::isinf(p) ? (p > 0 ? "+Inf" : "-Inf") : std::string(text, r.ptr);
+          return ExecError("Scalar value " + shown + " overflows int64");
         }
         ks[i] = static_cast<std::int64_t>(p);
       }

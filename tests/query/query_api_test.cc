@@ -256,6 +256,36 @@ TEST_F(QueryApiTest, LimitsAre422) {
   EXPECT_EQ(Get("/api/v1/export?match[]=mem_free").status, 200);
 }
 
+// What a hostile or careless client sends is stopped by a limit with a clear answer, never by
+// running out of memory: a subquery with a tiny step over a long range, a huge topk parameter, a
+// regex matching every series, a query past its deadline.
+TEST_F(QueryApiTest, HostileQueriesHitLimits) {
+  QueryOptions options;
+  options.max_points = 100'000;
+  options.max_series = 3;
+  Configure(options);
+  const std::string at = "&time=1700000090";
+  ExpectError(Get("/api/v1/query?query=" + UrlEncode("max_over_time(cpu_usage[30d:1ms])") + at),
+              422, "execution", "query.max_points = 100000");
+  // topk with a parameter far beyond the series count returns them all; one past int64 is an
+  // error, as in Prometheus.
+  const Response top = Get("/api/v1/query?query=" + UrlEncode("topk(1e15, cpu_usage)") + at);
+  EXPECT_EQ(top.status, 200) << top.body;
+  EXPECT_NE(top.body.find(R"("host":"b")"), std::string::npos) << top.body;
+  ExpectError(Get("/api/v1/query?query=" + UrlEncode("topk(1e300, cpu_usage)") + at), 422,
+              "execution", "Scalar value 1e+300 overflows int64");
+  ExpectError(Get("/api/v1/query?query=" + UrlEncode(R"({__name__=~".+"})") + at), 422, "execution",
+              "query.max_series");
+  // A deadline already past stops the evaluation between series.
+  options.max_series = 100'000;
+  Configure(options);
+  ExpectError(Get("/api/v1/query?timeout=0.000000001&query=" +
+                  UrlEncode("sum(count_over_time(cpu_usage[1000s:1s]))") + at),
+              422, "execution", "timed out");
+  ExpectError(Get("/api/v1/query?timeout=never&query=1"), 400, "bad_data",
+              R"(invalid parameter \"timeout\")");
+}
+
 TEST_F(QueryApiTest, ConcurrencyCapIs503) {
   QueryOptions options;
   options.max_concurrent = 1;
