@@ -448,32 +448,16 @@ class Engine {
   }
 
   struct Selected {
-    std::vector<SeriesRef> refs;
-    std::vector<Labels> labels;  // sorted by labels, as Prometheus returns series
+    std::vector<SeriesId> sids;
+    std::vector<Labels> labels;  // in the catalog's order (by id); sorted where order matters
   };
 
   Status Select(const VectorSelector& vs, Selected* out) {
-    std::vector<SeriesRef> refs;
-    Status st = catalog_.Match(vs.selector, params_.max_series, &refs);
-    if (!st.ok()) return st;
-    std::vector<Labels> labels(refs.size());
-    for (std::size_t i = 0; i < refs.size(); ++i) {
-      Labels& l = labels[i];
-      l.reserve(refs[i]->labels.size() + 1);
-      l.emplace_back(std::string(kMetricNameLabel), refs[i]->name);
-      for (const auto& kv : refs[i]->labels) l.push_back(kv);
-      std::sort(l.begin(), l.end());
-    }
-    std::vector<std::size_t> order(refs.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return CompareLabels(labels[a], labels[b]) < 0;
-    });
-    out->refs.resize(refs.size());
-    out->labels.resize(refs.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      out->refs[i] = std::move(refs[order[i]]);
-      out->labels[i] = std::move(labels[order[i]]);
+    INGOT_RETURN_IF_ERROR(catalog_.MatchIds(vs.selector, params_.max_series, &out->sids));
+    out->labels.resize(out->sids.size());
+    SeriesKeyParts parts;
+    for (std::size_t i = 0; i < out->sids.size(); ++i) {
+      INGOT_RETURN_IF_ERROR(catalog_.LabelsOf(out->sids[i], &parts, &out->labels[i]));
     }
     return Status::OK();
   }
@@ -489,11 +473,11 @@ class Engine {
     const std::int64_t first_ref = RefTime(vs.time, g.At(0));
     const std::int64_t last_ref = RefTime(vs.time, g.At(steps - 1));
     const std::int64_t lookback = params_.lookback_ns;
-    INGOT_RETURN_IF_ERROR(Charge(static_cast<std::uint64_t>(sel.refs.size()) * g.n));
-    for (std::size_t s = 0; s < sel.refs.size(); ++s) {
+    INGOT_RETURN_IF_ERROR(Charge(static_cast<std::uint64_t>(sel.sids.size()) * g.n));
+    for (std::size_t s = 0; s < sel.sids.size(); ++s) {
       INGOT_RETURN_IF_ERROR(Tick());
       INGOT_RETURN_IF_ERROR(
-          reader_.Read(sel.refs[s]->sid, SatAdd(SatSub(first_ref, lookback), 1), last_ref));
+          reader_.Read(sel.sids[s], SatAdd(SatSub(first_ref, lookback), 1), last_ref));
       read_ += reader_.ts().size();
       const auto ts = reader_.ts();
       const auto values = reader_.values();
@@ -519,7 +503,7 @@ class Engine {
       c.labels = std::move(sel.labels[s]);
       out->vec.push_back(std::move(c));
     }
-    Refund(static_cast<std::uint64_t>(sel.refs.size() - out->vec.size()) * g.n);
+    Refund(static_cast<std::uint64_t>(sel.sids.size() - out->vec.size()) * g.n);
     return Status::OK();
   }
 
@@ -536,7 +520,7 @@ class Engine {
     Grid inner;
     Value inner_value;
 
-    std::size_t count() const { return is_subquery ? inner_value.vec.size() : sel.refs.size(); }
+    std::size_t count() const { return is_subquery ? inner_value.vec.size() : sel.sids.size(); }
 
     // Series `s`'s samples covering every window, staleness markers removed.
     Status Load(Engine* engine, std::size_t s, Labels* labels, bool* drop_name,
@@ -558,8 +542,7 @@ class Engine {
       *drop_name = false;
       const std::int64_t lo = *std::min_element(refs.begin(), refs.end());
       const std::int64_t hi = *std::max_element(refs.begin(), refs.end());
-      INGOT_RETURN_IF_ERROR(
-          engine->reader_.Read(sel.refs[s]->sid, SatAdd(SatSub(lo, range), 1), hi));
+      INGOT_RETURN_IF_ERROR(engine->reader_.Read(sel.sids[s], SatAdd(SatSub(lo, range), 1), hi));
       engine->read_ += engine->reader_.ts().size();
       const auto rts = engine->reader_.ts();
       const auto rvs = engine->reader_.values();
@@ -1073,6 +1056,12 @@ class Engine {
                  const std::vector<std::size_t>& group_of, std::size_t groups, Value* out) {
     const std::size_t n = g.n;
     const bool ratio = a.op == AggregateOp::kLimitRatio;
+    // Ties and limitk's "first k" follow the series' label order, as in Prometheus.
+    std::vector<std::size_t> by_labels(in->vec.size());
+    std::iota(by_labels.begin(), by_labels.end(), 0);
+    std::sort(by_labels.begin(), by_labels.end(), [&](std::size_t x, std::size_t y) {
+      return CompareLabels(in->vec[x].labels, in->vec[y].labels) < 0;
+    });
     std::vector<std::int64_t> ks(n);
     std::vector<double> ratios(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -1111,14 +1100,25 @@ class Engine {
     // Instant queries keep Prometheus' order: groups as first seen, topk descending, bottomk
     // ascending.
     std::vector<std::size_t> order;
+    std::vector<std::size_t> group_order;  // groups as first seen in label order
+    {
+      std::vector<std::uint8_t> seen(groups);
+      for (std::size_t s : by_labels) {
+        if (!seen[group_of[s]]) {
+          seen[group_of[s]] = 1;
+          group_order.push_back(group_of[s]);
+        }
+      }
+    }
     for (std::size_t i = 0; i < n; ++i) {
       INGOT_RETURN_IF_ERROR(Tick());
       for (auto& m : members) m.clear();
-      for (std::size_t s = 0; s < in->vec.size(); ++s) {
+      for (std::size_t s : by_labels) {
         if (in->vec[s].present[i]) members[group_of[s]].push_back(s);
       }
       std::vector<std::uint8_t> kept(in->vec.size());
-      for (auto& m : members) {
+      for (std::size_t group : group_order) {
+        auto& m = members[group];
         if (m.empty()) continue;
         if (ratio) {
           const double r = ratios[i];
@@ -1723,6 +1723,10 @@ class Engine {
     if (g.n != 1) return Status::OK();
     ordered_ = true;
     auto& vec = out->vec;
+    // Equal values keep the label order.
+    std::sort(vec.begin(), vec.end(), [](const Column& a, const Column& b) {
+      return CompareLabels(a.labels, b.labels) < 0;
+    });
     if (name == "sort" || name == "sort_desc") {
       const bool desc = name == "sort_desc";
       std::stable_sort(vec.begin(), vec.end(), [&](const Column& a, const Column& b) {
@@ -1878,11 +1882,15 @@ Status Evaluate(const Expr& expr, const QueryParams& params, SeriesCatalog& cata
     }
   }
   v.vec = std::move(merged);
+  // A range query's series are sorted by labels, as Prometheus answers; an instant vector keeps
+  // its evaluation order.
   std::vector<std::size_t> order(v.vec.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return CompareLabels(v.vec[a].labels, v.vec[b].labels) < 0;
-  });
+  if (!instant) {
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return CompareLabels(v.vec[a].labels, v.vec[b].labels) < 0;
+    });
+  }
   out->ordered = instant && engine.ordered();
   out->warnings = std::move(engine.warnings());
   out->infos = std::move(engine.infos());

@@ -85,6 +85,26 @@ Status SeriesCatalog::Describe(SeriesId sid, SeriesRef* out) const {
   return Status::OK();
 }
 
+Status SeriesCatalog::LabelsOf(SeriesId sid, SeriesKeyParts* parts,
+                               std::vector<std::pair<std::string, std::string>>* out) const {
+  const std::string_view key = index_.KeyOf(sid);
+  if (key.empty()) return Status::NotFound("series id " + std::to_string(sid) + " unknown");
+  INGOT_RETURN_IF_ERROR(ParseSeriesKey(key, parts).WithContext("series " + std::to_string(sid)));
+  // Canonical keys hold tags sorted by key: the name goes in at its place.
+  out->clear();
+  out->reserve(parts->tags.size() + 1);
+  bool placed = false;
+  for (auto& tag : parts->tags) {
+    if (!placed && kMetricNameLabel < std::string_view(tag.first)) {
+      out->emplace_back(std::string(kMetricNameLabel), std::move(parts->name));
+      placed = true;
+    }
+    out->push_back(std::move(tag));
+  }
+  if (!placed) out->emplace_back(std::string(kMetricNameLabel), std::move(parts->name));
+  return Status::OK();
+}
+
 namespace {
 
 void SortUnique(std::vector<SeriesId>* ids) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "chunk/series_index.h"
+#include "chunk/series_key.h"
 #include "config/status.h"
 #include "query/selector.h"
 
@@ -57,6 +58,10 @@ class SeriesCatalog {
 
   // Describes one series; NotFound for an unknown id.
   Status Describe(SeriesId sid, SeriesRef* out) const;
+  // The label set of one series, `__name__` included, sorted by name, into `*out` (its storage
+  // reused): the query engine's form, without a shared description. `*scratch` is reused too.
+  Status LabelsOf(SeriesId sid, SeriesKeyParts* scratch,
+                  std::vector<std::pair<std::string, std::string>>* out) const;
 
   // Every label name in use, `__name__` included, sorted.
   std::vector<std::string> LabelNames();
