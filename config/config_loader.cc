@@ -17,7 +17,7 @@ namespace {
 // converted to the key's type.
 struct RawValue {
   enum class Kind { kString, kInteger, kBool, kFloat, kOther } kind;
-  std::string text;       // for messages and string keys
+  std::string text;  // for messages and string keys
   std::int64_t integer = 0;
 };
 
@@ -33,9 +33,9 @@ struct KeyDef {
 };
 
 #define INGOT_STR(field) [](Options* o, const std::string& s, std::uint64_t) { o->field = s; }
-#define INGOT_U(field)                                                        \
-  [](Options* o, const std::string&, std::uint64_t v) {                       \
-    o->field = static_cast<decltype(o->field)>(v);                            \
+#define INGOT_U(field)                                  \
+  [](Options* o, const std::string&, std::uint64_t v) { \
+    o->field = static_cast<decltype(o->field)>(v);      \
   }
 
 const std::vector<KeyDef>& Keys() {
@@ -93,6 +93,7 @@ const std::vector<KeyDef>& Keys() {
       {"query.http_threads", KeyType::kUnsigned, 1, 256, "", INGOT_U(query.http_threads)},
       {"query.workers", KeyType::kUnsigned, 0, 256, "", INGOT_U(query.workers)},
       {"query.write_workers", KeyType::kUnsigned, 0, 256, "", INGOT_U(query.write_workers)},
+      {"query.parallelism", KeyType::kUnsigned, 0, 256, "", INGOT_U(query.parallelism)},
       {"query.max_connections", KeyType::kUnsigned, 1, 1'000'000, "",
        INGOT_U(query.max_connections)},
       {"query.max_request_bytes", KeyType::kUnsigned, 1024, 1ull << 34, "",
@@ -129,12 +130,18 @@ const std::vector<KeyDef>& Keys() {
 
 const char* TypeName(KeyType type) {
   switch (type) {
-    case KeyType::kString: return "a string";
-    case KeyType::kUnsigned: return "an integer";
-    case KeyType::kEnum: return "one of the listed strings";
-    case KeyType::kListen: return "a \"host:port\" string";
-    case KeyType::kDuration: return "a duration string like \"30d\", \"12h\", \"0\"";
-    case KeyType::kBool: return "true or false";
+    case KeyType::kString:
+      return "a string";
+    case KeyType::kUnsigned:
+      return "an integer";
+    case KeyType::kEnum:
+      return "one of the listed strings";
+    case KeyType::kListen:
+      return "a \"host:port\" string";
+    case KeyType::kDuration:
+      return "a duration string like \"30d\", \"12h\", \"0\"";
+    case KeyType::kBool:
+      return "true or false";
   }
   return "?";
 }
@@ -179,7 +186,9 @@ Status ApplyValue(const KeyDef& key, const RawValue& raw, Options* options) {
       std::string host;
       unsigned short port = 0;
       Status st = ParseListenAddress(raw.text, &host, &port);
-      if (!st.ok()) return Invalid(key, "\"" + raw.text + "\"", "\"host:port\" with port 0..65535, or \"\" to disable");
+      if (!st.ok())
+        return Invalid(key, "\"" + raw.text + "\"",
+                       "\"host:port\" with port 0..65535, or \"\" to disable");
       key.set(options, raw.text, 0);
       return Status::OK();
     }
@@ -190,7 +199,8 @@ Status ApplyValue(const KeyDef& key, const RawValue& raw, Options* options) {
         return Invalid(key, "\"" + raw.text + "\"", RangeText(key));
       }
       if (raw.kind != RawValue::Kind::kInteger) return Invalid(key, raw.text, RangeText(key));
-      if (v < 0 || static_cast<std::uint64_t>(v) < key.min || static_cast<std::uint64_t>(v) > key.max) {
+      if (v < 0 || static_cast<std::uint64_t>(v) < key.min ||
+          static_cast<std::uint64_t>(v) > key.max) {
         return Invalid(key, raw.text, RangeText(key));
       }
       key.set(options, raw.text, static_cast<std::uint64_t>(v));
@@ -296,7 +306,8 @@ Status CheckTls(std::string_view section, const TlsOptions& tls) {
 
 Status FinishOptions(Options* options) {
   AuthOptions& auth = options->auth;
-  INGOT_RETURN_IF_ERROR(ResolveSecret("auth.token", "auth.token_file", auth.token_file, &auth.token));
+  INGOT_RETURN_IF_ERROR(
+      ResolveSecret("auth.token", "auth.token_file", auth.token_file, &auth.token));
   INGOT_RETURN_IF_ERROR(
       ResolveSecret("auth.password", "auth.password_file", auth.password_file, &auth.password));
   if (auth.username.empty() != auth.password.empty()) {
@@ -339,18 +350,28 @@ Status ParseDurationSeconds(std::string_view text, std::int64_t* seconds) {
   std::int64_t number = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (ec != std::errc() || number < 0) {
-    return Status::InvalidArgument("duration '" + std::string(text) + "' does not start with a number");
+    return Status::InvalidArgument("duration '" + std::string(text) +
+                                   "' does not start with a number");
   }
   std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
   std::int64_t mult_ms;
-  if (unit.empty() || unit == "s") mult_ms = 1000;
-  else if (unit == "ms") mult_ms = 1;
-  else if (unit == "m") mult_ms = 60'000;
-  else if (unit == "h") mult_ms = 3'600'000;
-  else if (unit == "d") mult_ms = 86'400'000;
-  else if (unit == "w") mult_ms = 7 * 86'400'000LL;
-  else if (unit == "y") mult_ms = 365 * 86'400'000LL;
-  else return Status::InvalidArgument("duration '" + std::string(text) + "': unknown unit '" + std::string(unit) + "' (ms, s, m, h, d, w, y)");
+  if (unit.empty() || unit == "s")
+    mult_ms = 1000;
+  else if (unit == "ms")
+    mult_ms = 1;
+  else if (unit == "m")
+    mult_ms = 60'000;
+  else if (unit == "h")
+    mult_ms = 3'600'000;
+  else if (unit == "d")
+    mult_ms = 86'400'000;
+  else if (unit == "w")
+    mult_ms = 7 * 86'400'000LL;
+  else if (unit == "y")
+    mult_ms = 365 * 86'400'000LL;
+  else
+    return Status::InvalidArgument("duration '" + std::string(text) + "': unknown unit '" +
+                                   std::string(unit) + "' (ms, s, m, h, d, w, y)");
   if (number > std::numeric_limits<std::int64_t>::max() / mult_ms) {
     return Status::InvalidArgument("duration '" + std::string(text) + "' is too large");
   }
@@ -388,10 +409,12 @@ Status ApplyToml(std::string_view text, std::string_view origin, Options* option
       } else {
         std::ostringstream os;
         node.visit([&os](auto&& v) {
-          if constexpr (toml::is_value<decltype(v)>) os << v;
-          else os << "a table or array";
+          if constexpr (toml::is_value<decltype(v)>)
+            os << v;
+          else
+            os << "a table or array";
         });
-        raw.kind = node.is_boolean() ? RawValue::Kind::kBool
+        raw.kind = node.is_boolean()          ? RawValue::Kind::kBool
                    : node.is_floating_point() ? RawValue::Kind::kFloat
                                               : RawValue::Kind::kOther;
         raw.text = os.str();

@@ -1,7 +1,7 @@
 // Options: every setting of the node, with its default and unit in its name.
 //
-// Filled from conf/ingot.toml and `--set key=value` overrides by LoadOptions (config_loader.h), which
-// validates every value; the structs themselves are plain values with documented defaults.
+// Filled from conf/ingot.toml and `--set key=value` overrides by LoadOptions (config_loader.h),
+// which validates every value; the structs themselves are plain values with documented defaults.
 // `conf/ingot.toml` and docs/configuration.md list the same keys.
 #pragma once
 
@@ -21,9 +21,9 @@ struct LogOptions {
 
 // TLS for one listener; off while `cert_file` is empty. When set, the listener speaks only TLS.
 struct TlsOptions {
-  std::string cert_file;             // PEM: the certificate, then any intermediates
-  std::string key_file;              // PEM: its private key, unencrypted
-  std::string min_version = "1.2";   // 1.2 | 1.3
+  std::string cert_file;            // PEM: the certificate, then any intermediates
+  std::string key_file;             // PEM: its private key, unencrypted
+  std::string min_version = "1.2";  // 1.2 | 1.3
   bool enabled() const { return !cert_file.empty(); }
 };
 
@@ -31,9 +31,9 @@ struct TlsOptions {
 // reads `token_file` / `password_file` into `token` / `password` after all keys are applied, so
 // that consumers only look at those two.
 struct AuthOptions {
-  std::string token;          // Authorization: Bearer <token> or Token <token>
+  std::string token;  // Authorization: Bearer <token> or Token <token>
   std::string token_file;
-  std::string username;       // Authorization: Basic, or InfluxDB 1.x u= and p= parameters
+  std::string username;  // Authorization: Basic, or InfluxDB 1.x u= and p= parameters
   std::string password;
   std::string password_file;
   bool enabled() const { return !token.empty() || !username.empty(); }
@@ -44,17 +44,17 @@ struct IngestOptions {
   std::string precision = "ns";               // timestamp unit of TCP input: ns | us | ms | s
   std::uint32_t max_line_bytes = 64 * 1024;   // longer lines are skipped and counted
   std::uint32_t max_connections = 1024;
-  std::uint32_t idle_timeout_ms = 300'000;    // close TCP connections silent this long
-  std::uint32_t io_threads = 0;               // 0 = number of cores
-  std::uint32_t shards = 0;                   // 0 = number of cores
-  std::uint32_t shard_queue_batches = 64;     // per shard; a full queue pauses readers
+  std::uint32_t idle_timeout_ms = 300'000;  // close TCP connections silent this long
+  std::uint32_t io_threads = 0;             // 0 = number of cores
+  std::uint32_t shards = 0;                 // 0 = number of cores
+  std::uint32_t shard_queue_batches = 64;   // per shard; a full queue pauses readers
   // HTTP /write body limit after gunzip, and /api/v1/write's after snappy.
   std::uint64_t max_body_bytes = 64ull << 20;
   // String field values are not stored. "reject": /write answers 400 partial write naming them
   // (the other fields are stored) and each is logged; "drop": they are only counted, for agents
   // that send strings beside numbers.
-  std::string string_fields = "reject";       // reject | drop
-  TlsOptions tls;                             // ingest.tls_* keys
+  std::string string_fields = "reject";  // reject | drop
+  TlsOptions tls;                        // ingest.tls_* keys
 };
 
 // Limits on series: each refusal is counted by reason and logged, rate-limited; points of existing
@@ -69,11 +69,11 @@ struct LimitsOptions {
 
 struct StorageOptions {
   std::string data_dir = "./data";
-  std::string wal_sync = "interval";          // always | interval | none
+  std::string wal_sync = "interval";  // always | interval | none
   std::uint32_t wal_sync_interval_ms = 100;
-  std::uint64_t wal_max_bytes = 256ull << 20; // checkpoint open buffers past this WAL size
+  std::uint64_t wal_max_bytes = 256ull << 20;      // checkpoint open buffers past this WAL size
   std::uint32_t checkpoint_interval_ms = 300'000;  // ... or this age
-  std::int64_t retention_s = 0;               // 0 = keep forever; set as "30d", "12h", ...
+  std::int64_t retention_s = 0;                    // 0 = keep forever; set as "30d", "12h", ...
   std::uint64_t block_cache_bytes = 256ull << 20;
   // Compactions rewrite sealed float chunks with the compact, entropy-coded value encoding where
   // it is smaller (storage.compact_chunks; costs background CPU, saves disk).
@@ -96,10 +96,11 @@ struct StorageOptions {
 
 struct QueryOptions {
   std::string http_listen = "127.0.0.1:8086";
-  std::uint32_t http_threads = 2;             // I/O threads: read and write sockets only
-  std::uint32_t workers = 0;                  // threads running queries; 0 = number of cores
-  std::uint32_t write_workers = 0;            // threads running /write; 0 = number of cores
-  std::uint32_t max_connections = 1024;       // HTTP connections; 503 and close past it
+  std::uint32_t http_threads = 2;   // I/O threads: read and write sockets only
+  std::uint32_t workers = 0;        // threads running queries; 0 = number of cores
+  std::uint32_t write_workers = 0;  // threads running /write; 0 = number of cores
+  std::uint32_t parallelism = 0;  // threads one query's series may spread over; 0 = number of cores
+  std::uint32_t max_connections = 1024;  // HTTP connections; 503 and close past it
   std::uint64_t max_request_bytes = 64ull << 20;
   std::uint64_t max_inflight_request_bytes = 256ull << 20;  // all bodies; 503 past it
   std::uint32_t idle_timeout_ms = 60'000;                   // keep-alive idle limit

@@ -32,6 +32,7 @@
 #include "node/ops_routes.h"
 #include "node/write_routes.h"
 #include "query/query_routes.h"
+#include "query/work_pool.h"
 
 #ifdef INGOT_HAVE_PROFILER
 #include <gperftools/profiler.h>
@@ -61,15 +62,17 @@ void ApplyDescriptorBudget(Options* options, spdlog::logger& log) {
   options->storage.max_open_files = static_cast<int>(tables);
   const std::uint64_t for_connections = total > tables + kFixed + 16 ? total - tables - kFixed : 16;
   const std::uint64_t http = options->query.max_connections;
-  const std::uint64_t tcp = options->ingest.tcp_listen.empty() ? 0 : options->ingest.max_connections;
+  const std::uint64_t tcp =
+      options->ingest.tcp_listen.empty() ? 0 : options->ingest.max_connections;
   if (http + tcp <= for_connections) return;
-  const std::uint64_t http_share = std::max<std::uint64_t>(8, for_connections * http / (http + tcp));
+  const std::uint64_t http_share =
+      std::max<std::uint64_t>(8, for_connections * http / (http + tcp));
   const std::uint64_t tcp_share = std::max<std::uint64_t>(8, for_connections - http_share);
-  log.warn("the descriptor limit is {} (ulimit -n): connections capped at {} HTTP "
-           "(query.max_connections = {}) and {} TCP (ingest.max_connections = {}) so that "
-           "storage keeps {} descriptors",
-           total, http_share, http, tcp_share, options->ingest.max_connections,
-           total - for_connections);
+  log.warn(
+      "the descriptor limit is {} (ulimit -n): connections capped at {} HTTP "
+      "(query.max_connections = {}) and {} TCP (ingest.max_connections = {}) so that "
+      "storage keeps {} descriptors",
+      total, http_share, http, tcp_share, options->ingest.max_connections, total - for_connections);
   options->query.max_connections = static_cast<std::uint32_t>(http_share);
   options->ingest.max_connections = static_cast<std::uint32_t>(tcp_share);
 }
@@ -189,6 +192,7 @@ int Run(int argc, char** argv) {
   MetricsRegistry::Default().AddCallbackGauge(
       "ingot_connections", "Open line-protocol TCP connections.",
       [&tcp] { return static_cast<double>(tcp.connections()); });
+  WorkPool::Instance().Configure(options.query.parallelism);
   HttpServerOptions http_options;
   http_options.io_threads = options.query.http_threads;
   http_options.query_workers = options.query.workers == 0 ? cores : options.query.workers;
@@ -203,9 +207,10 @@ int Run(int argc, char** argv) {
   http_options.auth = options.auth;
   if (options.auth.enabled() && !options.ingest.tcp_listen.empty()) {
     // Line protocol over TCP has no place for credentials.
-    log->warn("[auth] protects HTTP only: line protocol on ingest.tcp_listen = {} is accepted "
-              "without credentials (set it to \"\" to turn that listener off)",
-              options.ingest.tcp_listen);
+    log->warn(
+        "[auth] protects HTTP only: line protocol on ingest.tcp_listen = {} is accepted "
+        "without credentials (set it to \"\" to turn that listener off)",
+        options.ingest.tcp_listen);
   }
   HttpServer http_server(http_options, router);
   MetricsRegistry::Default().AddCallbackGauge(

@@ -1,6 +1,7 @@
 #include "query/promql_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include <re2/re2.h>
 
 #include "query/promql_functions.h"
+#include "query/work_pool.h"
 
 namespace ingot::promql {
 namespace {
@@ -381,7 +383,7 @@ class Engine {
     for (std::size_t s = 0; s < src.count(); ++s) {
       Labels labels;
       bool drop_name = false;
-      INGOT_RETURN_IF_ERROR(src.Load(this, s, &labels, &drop_name, &ts, &vs));
+      INGOT_RETURN_IF_ERROR(src.Load(this, reader_, s, &labels, &drop_name, &ts, &vs));
       const std::int64_t end = src.refs[0];
       const std::int64_t start = SatSub(end, src.range);
       RangeSeriesResult r;
@@ -401,8 +403,10 @@ class Engine {
   }
 
   // Checks the deadline now and then (a clock read per call would cost more than small steps).
-  Status Tick() {
-    if ((++ticks_ & 63) != 1) return Status::OK();  // the first call checks too
+  Status Tick() { return Tick(&ticks_); }
+  // With a counter of the calling thread's own (workers of a parallel loop).
+  Status Tick(std::uint64_t* ticks) const {
+    if ((++*ticks & 63) != 1) return Status::OK();  // the first call checks too
     if (std::chrono::steady_clock::now() > params_.deadline) {
       return Status::Busy("query timed out: it ran past its deadline (query.timeout)");
     }
@@ -410,10 +414,13 @@ class Engine {
   }
 
   // Accounts for points held; Busy past max_samples.
+  // Thread-safe: workers of a parallel loop charge too.
   Status Charge(std::uint64_t points) {
-    held_ += points;
-    peak_ = std::max(peak_, held_);
-    if (held_ > params_.max_samples) {
+    const std::uint64_t now = held_.fetch_add(points, std::memory_order_relaxed) + points;
+    std::uint64_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+    if (now > params_.max_samples) {
       return Status::Busy(
           "query processing would load too many samples into memory in query "
           "execution (more than query.max_points = " +
@@ -421,7 +428,7 @@ class Engine {
     }
     return Status::OK();
   }
-  void Refund(std::uint64_t points) { held_ -= std::min(held_, points); }
+  void Refund(std::uint64_t points) { held_.fetch_sub(points, std::memory_order_relaxed); }
   void RefundValue(const Value& v, std::size_t n) {
     Refund(static_cast<std::uint64_t>(v.vec.size()) * n);
   }
@@ -478,7 +485,7 @@ class Engine {
       INGOT_RETURN_IF_ERROR(Tick());
       INGOT_RETURN_IF_ERROR(
           reader_.Read(sel.sids[s], SatAdd(SatSub(first_ref, lookback), 1), last_ref));
-      read_ += reader_.ts().size();
+      read_.fetch_add(reader_.ts().size(), std::memory_order_relaxed);
       const auto ts = reader_.ts();
       const auto values = reader_.values();
       if (ts.empty()) continue;
@@ -523,8 +530,8 @@ class Engine {
     std::size_t count() const { return is_subquery ? inner_value.vec.size() : sel.sids.size(); }
 
     // Series `s`'s samples covering every window, staleness markers removed.
-    Status Load(Engine* engine, std::size_t s, Labels* labels, bool* drop_name,
-                std::vector<std::int64_t>* ts, std::vector<double>* vs) {
+    Status Load(Engine* engine, SeriesReader& reader, std::size_t s, Labels* labels,
+                bool* drop_name, std::vector<std::int64_t>* ts, std::vector<double>* vs) {
       ts->clear();
       vs->clear();
       if (is_subquery) {
@@ -542,10 +549,10 @@ class Engine {
       *drop_name = false;
       const std::int64_t lo = *std::min_element(refs.begin(), refs.end());
       const std::int64_t hi = *std::max_element(refs.begin(), refs.end());
-      INGOT_RETURN_IF_ERROR(engine->reader_.Read(sel.sids[s], SatAdd(SatSub(lo, range), 1), hi));
-      engine->read_ += engine->reader_.ts().size();
-      const auto rts = engine->reader_.ts();
-      const auto rvs = engine->reader_.values();
+      INGOT_RETURN_IF_ERROR(reader.Read(sel.sids[s], SatAdd(SatSub(lo, range), 1), hi));
+      engine->read_.fetch_add(reader.ts().size(), std::memory_order_relaxed);
+      const auto rts = reader.ts();
+      const auto rvs = reader.values();
       ts->reserve(rts.size());
       vs->reserve(rts.size());
       for (std::size_t i = 0; i < rts.size(); ++i) {
@@ -1431,62 +1438,115 @@ class Engine {
     // Under `@` every step reads the same window, computed once unless arguments vary by step.
     const bool once = src.fixed && scalars.empty();
     const std::size_t steps = once ? 1 : g.n;
-    std::vector<std::int64_t> ts;
-    std::vector<double> vs;
-    std::vector<std::uint8_t> has(g.n);
     if (name == "quantile_over_time") {
       for (std::size_t i = 0; i < g.n; ++i) QuantileWarning(scalars[0][i], *call.args[0]);
-    }  // absent_over_time: any sample in the window
-    double args[2];
-    for (std::size_t s = 0; s < src.count(); ++s) {
-      INGOT_RETURN_IF_ERROR(Tick());
-      Labels labels;
-      bool drop_name = false;
-      INGOT_RETURN_IF_ERROR(src.Load(this, s, &labels, &drop_name, &ts, &vs));
-      if (ts.empty()) continue;
-      INGOT_RETURN_IF_ERROR(Charge(ts.size()));
-      Column c;
-      c.Init(g.n);
-      std::size_t lo = 0, hi = 0;
-      bool any = false;
-      for (std::size_t i = 0; i < steps; ++i) {
-        const std::int64_t end = src.refs[i];
-        const std::int64_t start = SatSub(end, src.range);
-        // Windows move forward with the steps (or stay put under `@`); binary search otherwise.
-        if (i > 0 && end >= src.refs[i - 1]) {
-          while (hi < ts.size() && ts[hi] <= end) ++hi;
-          while (lo < hi && ts[lo] <= start) ++lo;
-        } else {
-          hi = static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), end) - ts.begin());
-          lo = static_cast<std::size_t>(
-              std::upper_bound(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(hi), start) -
-              ts.begin());
-        }
-        if (hi <= lo) continue;
-        if (fn == nullptr) {
-          has[i] = 1;
-          continue;
-        }
-        for (std::size_t k = 0; k < scalars.size() && k < 2; ++k) args[k] = scalars[k][i];
-        Window w{std::span(ts).subspan(lo, hi - lo), std::span(vs).subspan(lo, hi - lo), start, end,
-                 src.fixed ? g.At(0) : g.At(i)};
-        double r;
-        if (fn(w, std::span<const double>(args, std::min<std::size_t>(scalars.size(), 2)), &r)) {
-          c.v[i] = r;
-          c.present[i] = 1;
-          any = true;
-        }
+    }
+    // Series are independent: blocks of them go to the work pool, each thread with its own
+    // reader and scratch; the blocks' results are joined in order.
+    struct Worker {
+      std::unique_ptr<SeriesReader> own_reader;
+      SeriesReader* reader = nullptr;
+      std::vector<CorruptChunk> damage;
+      std::vector<std::int64_t> ts;
+      std::vector<double> vs;
+      std::vector<std::uint8_t> has;  // absent_over_time: a sample in the step's window
+      std::uint64_t ticks = 0;
+    };
+    constexpr std::size_t kBlock = 64;
+    const std::size_t count = src.count();
+    const std::size_t blocks = (count + kBlock - 1) / kBlock;
+    // Worth a second thread when the series are read from storage and there are several blocks.
+    const bool parallel = !src.is_subquery && blocks > 1 && WorkPool::Instance().threads() > 1;
+    std::vector<Worker> workers(parallel ? WorkPool::Instance().threads() : 1);
+    workers[0].reader = &reader_;
+    std::vector<std::vector<Column>> results(blocks);
+    std::vector<Status> statuses(blocks);
+    auto run_block = [&](std::size_t block, std::size_t worker_id) -> Status {
+      Worker& w = workers[worker_id];
+      if (w.reader == nullptr) {
+        w.own_reader = std::make_unique<SeriesReader>(reader_.storage());
+        if (reader_.damage_sink() != nullptr) w.own_reader->SkipDamage(&w.damage);
+        w.reader = w.own_reader.get();
       }
-      Refund(ts.size());
-      if (fn == nullptr || !any) continue;
-      if (once) {
-        std::fill(c.v.begin() + 1, c.v.end(), c.v[0]);
-        std::fill(c.present.begin() + 1, c.present.end(), c.present[0]);
+      if (fn == nullptr && w.has.empty()) w.has.assign(g.n, 0);
+      double args[2];
+      const std::size_t to = std::min(count, (block + 1) * kBlock);
+      for (std::size_t s = block * kBlock; s < to; ++s) {
+        INGOT_RETURN_IF_ERROR(Tick(&w.ticks));
+        Labels labels;
+        bool drop_name = false;
+        INGOT_RETURN_IF_ERROR(src.Load(this, *w.reader, s, &labels, &drop_name, &w.ts, &w.vs));
+        const auto& ts = w.ts;
+        const auto& vs = w.vs;
+        if (ts.empty()) continue;
+        INGOT_RETURN_IF_ERROR(Charge(ts.size()));
+        Column c;
+        c.Init(g.n);
+        std::size_t lo = 0, hi = 0;
+        bool any = false;
+        for (std::size_t i = 0; i < steps; ++i) {
+          const std::int64_t end = src.refs[i];
+          const std::int64_t start = SatSub(end, src.range);
+          // Windows move forward with the steps (or stay put under `@`); binary search otherwise.
+          if (i > 0 && end >= src.refs[i - 1]) {
+            while (hi < ts.size() && ts[hi] <= end) ++hi;
+            while (lo < hi && ts[lo] <= start) ++lo;
+          } else {
+            hi = static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), end) - ts.begin());
+            lo = static_cast<std::size_t>(
+                std::upper_bound(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(hi), start) -
+                ts.begin());
+          }
+          if (hi <= lo) continue;
+          if (fn == nullptr) {
+            w.has[i] = 1;
+            continue;
+          }
+          for (std::size_t k = 0; k < scalars.size() && k < 2; ++k) args[k] = scalars[k][i];
+          Window win{std::span(ts).subspan(lo, hi - lo), std::span(vs).subspan(lo, hi - lo), start,
+                     end, src.fixed ? g.At(0) : g.At(i)};
+          double r;
+          if (fn(win, std::span<const double>(args, std::min<std::size_t>(scalars.size(), 2)),
+                 &r)) {
+            c.v[i] = r;
+            c.present[i] = 1;
+            any = true;
+          }
+        }
+        Refund(ts.size());
+        if (fn == nullptr || !any) continue;
+        if (once) {
+          std::fill(c.v.begin() + 1, c.v.end(), c.v[0]);
+          std::fill(c.present.begin() + 1, c.present.end(), c.present[0]);
+        }
+        c.labels = std::move(labels);
+        c.drop_name = drop_name || !keeps_name;
+        INGOT_RETURN_IF_ERROR(Charge(g.n));
+        results[block].push_back(std::move(c));
       }
-      c.labels = std::move(labels);
-      c.drop_name = drop_name || !keeps_name;
-      INGOT_RETURN_IF_ERROR(Charge(g.n));
-      out->vec.push_back(std::move(c));
+      return Status::OK();
+    };
+    if (parallel) {
+      WorkPool::Instance().ParallelFor(blocks, [&](std::size_t block, std::size_t worker_id) {
+        statuses[block] = run_block(block, worker_id);
+      });
+    } else {
+      for (std::size_t block = 0; block < blocks; ++block) {
+        statuses[block] = run_block(block, 0);
+        if (!statuses[block].ok()) break;
+      }
+    }
+    for (const Status& st : statuses) INGOT_RETURN_IF_ERROR(st);
+    std::vector<std::uint8_t> has(g.n);
+    for (Worker& w : workers) {
+      if (reader_.damage_sink() != nullptr) {
+        reader_.damage_sink()->insert(reader_.damage_sink()->end(), w.damage.begin(),
+                                      w.damage.end());
+      }
+      for (std::size_t i = 0; i < w.has.size(); ++i) has[i] |= w.has[i];
+    }
+    for (auto& block : results) {
+      for (Column& c : block) out->vec.push_back(std::move(c));
     }
     RefundValue(src.inner_value, src.inner.n);
     if (fn == nullptr) {
@@ -1755,8 +1815,8 @@ class Engine {
 
  public:
   bool ordered() const { return ordered_; }
-  std::uint64_t peak() const { return peak_; }
-  std::uint64_t read() const { return read_; }
+  std::uint64_t peak() const { return peak_.load(); }
+  std::uint64_t read() const { return read_.load(); }
   std::vector<std::string>& warnings() { return warnings_; }
   std::vector<std::string>& infos() { return infos_; }
 
@@ -1799,9 +1859,9 @@ class Engine {
   const QueryParams& params_;
   SeriesCatalog& catalog_;
   SeriesReader& reader_;
-  std::uint64_t held_ = 0;
-  std::uint64_t peak_ = 0;  // the most points held at once
-  std::uint64_t read_ = 0;  // points read from storage
+  std::atomic<std::uint64_t> held_{0};
+  std::atomic<std::uint64_t> peak_{0};  // the most points held at once
+  std::atomic<std::uint64_t> read_{0};  // points read from storage
   std::uint64_t ticks_ = 0;
   bool ordered_ = false;
   std::vector<std::string> warnings_;

@@ -528,11 +528,12 @@ TEST_F(WindowPropertyTest, MatchesNaiveEvaluationAcrossChunkBoundaries) {
 namespace ingot {
 namespace {
 
-// Every series' result in a selection of many must be exactly what evaluating it alone gives.
+// Every series' result in a selection of many (spread over the work pool's threads) must be exactly
+// what evaluating it alone gives.
 TEST_F(QueryApiTest, ManySeriesEvaluateInParallelExactlyAsAlone) {
   std::mt19937_64 rng(11);
   std::uniform_int_distribution<int> step(-100, 100);
-  constexpr int kSeries = 40;
+  constexpr int kSeries = 150;  // several blocks of the work pool
   for (int h = 0; h < kSeries; ++h) {
     Points points;
     double v = 50;
