@@ -378,12 +378,15 @@ class Engine {
     const Grid g{t, 1, 1};
     RangeSource src;
     INGOT_RETURN_IF_ERROR(OpenRange(Unwrap(e), g, &src));
-    std::vector<std::int64_t> ts;
-    std::vector<double> vs;
+    std::vector<std::int64_t> ts_buf;
+    std::vector<double> vs_buf;
     for (std::size_t s = 0; s < src.count(); ++s) {
       Labels labels;
       bool drop_name = false;
-      INGOT_RETURN_IF_ERROR(src.Load(this, reader_, s, &labels, &drop_name, &ts, &vs));
+      std::span<const std::int64_t> ts;
+      std::span<const double> vs;
+      INGOT_RETURN_IF_ERROR(
+          src.Load(this, reader_, s, &labels, &drop_name, &ts_buf, &vs_buf, &ts, &vs));
       const std::int64_t end = src.refs[0];
       const std::int64_t start = SatSub(end, src.range);
       RangeSeriesResult r;
@@ -529,39 +532,55 @@ class Engine {
 
     std::size_t count() const { return is_subquery ? inner_value.vec.size() : sel.sids.size(); }
 
-    // Series `s`'s samples covering every window, staleness markers removed.
+    // Series `s`'s samples covering every window, staleness markers removed, in *ts and *vs:
+    // the reader's own columns when there is no marker to remove (valid until its next read),
+    // else copies in *ts_buf and *vs_buf.
     Status Load(Engine* engine, SeriesReader& reader, std::size_t s, Labels* labels,
-                bool* drop_name, std::vector<std::int64_t>* ts, std::vector<double>* vs) {
-      ts->clear();
-      vs->clear();
+                bool* drop_name, std::vector<std::int64_t>* ts_buf, std::vector<double>* vs_buf,
+                std::span<const std::int64_t>* ts, std::span<const double>* vs) {
+      ts_buf->clear();
+      vs_buf->clear();
       if (is_subquery) {
         const Column& c = inner_value.vec[s];
         *labels = c.labels;
         *drop_name = c.drop_name;
         for (std::size_t i = 0; i < inner.n; ++i) {
           if (!c.present[i]) continue;
-          ts->push_back(inner.At(i));
-          vs->push_back(c.v[i]);
+          ts_buf->push_back(inner.At(i));
+          vs_buf->push_back(c.v[i]);
         }
+        *ts = *ts_buf;
+        *vs = *vs_buf;
         return Status::OK();
       }
       *labels = sel.labels[s];
       *drop_name = false;
-      const std::int64_t lo = *std::min_element(refs.begin(), refs.end());
-      const std::int64_t hi = *std::max_element(refs.begin(), refs.end());
       INGOT_RETURN_IF_ERROR(reader.Read(sel.sids[s], SatAdd(SatSub(lo, range), 1), hi));
       engine->read_.fetch_add(reader.ts().size(), std::memory_order_relaxed);
       const auto rts = reader.ts();
       const auto rvs = reader.values();
-      ts->reserve(rts.size());
-      vs->reserve(rts.size());
+      bool stale = false;
+      for (const double v : rvs) stale |= IsStale(v);
+      if (!stale) {
+        *ts = rts;
+        *vs = rvs;
+        return Status::OK();
+      }
+      ts_buf->reserve(rts.size());
+      vs_buf->reserve(rts.size());
       for (std::size_t i = 0; i < rts.size(); ++i) {
         if (IsStale(rvs[i])) continue;
-        ts->push_back(rts[i]);
-        vs->push_back(rvs[i]);
+        ts_buf->push_back(rts[i]);
+        vs_buf->push_back(rvs[i]);
       }
+      *ts = *ts_buf;
+      *vs = *vs_buf;
       return Status::OK();
     }
+
+    // The earliest and latest window end, set by OpenRange.
+    std::int64_t lo = 0;
+    std::int64_t hi = 0;
   };
 
   Status OpenRange(const Expr& e, const Grid& g, RangeSource* src) {
@@ -571,6 +590,8 @@ class Engine {
       src->fixed = ms.vector->time.at != AtModifier::kNone;
       src->refs.resize(g.n);
       for (std::size_t i = 0; i < g.n; ++i) src->refs[i] = RefTime(ms.vector->time, g.At(i));
+      src->lo = *std::min_element(src->refs.begin(), src->refs.end());
+      src->hi = *std::max_element(src->refs.begin(), src->refs.end());
       return Select(*ms.vector, &src->sel);
     }
     if (e.kind != NodeKind::kSubquery) {
@@ -952,10 +973,16 @@ class Engine {
     std::vector<double> acc(states), comp(states), mean(states);
     std::vector<std::uint32_t> count(states);
     std::vector<std::uint8_t> incremental(a.op == AggregateOp::kAvg ? states : 0);
+    if (a.op == AggregateOp::kSum) std::fill(acc.begin(), acc.end(), -0.0);  // see KahanSumColumn
     for (std::size_t s = 0; s < in->vec.size(); ++s) {
       INGOT_RETURN_IF_ERROR(Tick());
       const Column& c = in->vec[s];
       const std::size_t base = group_of[s] * n;
+      if (a.op == AggregateOp::kSum) {
+        KahanSumColumn(c.v.data(), c.present.data(), n, &acc[base], &comp[base]);
+        for (std::size_t i = 0; i < n; ++i) count[base + i] += c.present[i];
+        continue;
+      }
       for (std::size_t i = 0; i < n; ++i) {
         if (!c.present[i]) continue;
         const std::size_t k = base + i;
@@ -1449,9 +1476,13 @@ class Engine {
       std::vector<CorruptChunk> damage;
       std::vector<std::int64_t> ts;
       std::vector<double> vs;
-      std::vector<std::uint8_t> has;  // absent_over_time: a sample in the step's window
+      std::vector<std::uint8_t> has;      // absent_over_time: a sample in the step's window
+      std::vector<std::uint32_t> lo, hi;  // the samples [lo, hi) of each step's window
+      std::vector<std::int64_t> starts;
+      BatchScratch batch;
       std::uint64_t ticks = 0;
     };
+    const BatchRangeFunction batch = FindBatchRangeFunction(name);
     constexpr std::size_t kBlock = 64;
     const std::size_t count = src.count();
     const std::size_t blocks = (count + kBlock - 1) / kBlock;
@@ -1475,19 +1506,26 @@ class Engine {
         INGOT_RETURN_IF_ERROR(Tick(&w.ticks));
         Labels labels;
         bool drop_name = false;
-        INGOT_RETURN_IF_ERROR(src.Load(this, *w.reader, s, &labels, &drop_name, &w.ts, &w.vs));
-        const auto& ts = w.ts;
-        const auto& vs = w.vs;
+        std::span<const std::int64_t> ts;
+        std::span<const double> vs;
+        INGOT_RETURN_IF_ERROR(
+            src.Load(this, *w.reader, s, &labels, &drop_name, &w.ts, &w.vs, &ts, &vs));
         if (ts.empty()) continue;
         INGOT_RETURN_IF_ERROR(Charge(ts.size()));
+        if (ts.size() > std::numeric_limits<std::uint32_t>::max()) {
+          return Status::Busy("a series holds more than 2^32 samples in one query's range");
+        }
         Column c;
         c.Init(g.n);
+        // Each step's window (start, end]: windows move forward with the steps (or stay put
+        // under `@`); binary search otherwise.
+        w.lo.resize(steps);
+        w.hi.resize(steps);
+        w.starts.resize(steps);
         std::size_t lo = 0, hi = 0;
-        bool any = false;
         for (std::size_t i = 0; i < steps; ++i) {
           const std::int64_t end = src.refs[i];
           const std::int64_t start = SatSub(end, src.range);
-          // Windows move forward with the steps (or stay put under `@`); binary search otherwise.
           if (i > 0 && end >= src.refs[i - 1]) {
             while (hi < ts.size() && ts[hi] <= end) ++hi;
             while (lo < hi && ts[lo] <= start) ++lo;
@@ -1497,20 +1535,32 @@ class Engine {
                 std::upper_bound(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(hi), start) -
                 ts.begin());
           }
-          if (hi <= lo) continue;
-          if (fn == nullptr) {
-            w.has[i] = 1;
-            continue;
-          }
-          for (std::size_t k = 0; k < scalars.size() && k < 2; ++k) args[k] = scalars[k][i];
-          Window win{std::span(ts).subspan(lo, hi - lo), std::span(vs).subspan(lo, hi - lo), start,
-                     end, src.fixed ? g.At(0) : g.At(i)};
-          double r;
-          if (fn(win, std::span<const double>(args, std::min<std::size_t>(scalars.size(), 2)),
-                 &r)) {
-            c.v[i] = r;
-            c.present[i] = 1;
-            any = true;
+          w.lo[i] = static_cast<std::uint32_t>(lo);
+          w.hi[i] = static_cast<std::uint32_t>(std::max(lo, hi));
+          w.starts[i] = start;
+        }
+        bool any = false;
+        if (fn == nullptr) {
+          for (std::size_t i = 0; i < steps; ++i) w.has[i] |= w.hi[i] > w.lo[i] ? 1 : 0;
+        } else if (batch != nullptr) {
+          batch(ts, vs, w.lo, w.hi, w.starts, std::span(src.refs).first(steps), &w.batch,
+                c.v.data(), c.present.data());
+          any = std::find(c.present.begin(), c.present.begin() + static_cast<std::ptrdiff_t>(steps),
+                          1) != c.present.begin() + static_cast<std::ptrdiff_t>(steps);
+        } else {
+          for (std::size_t i = 0; i < steps; ++i) {
+            const std::size_t a = w.lo[i], b = w.hi[i];
+            if (b <= a) continue;
+            for (std::size_t k = 0; k < scalars.size() && k < 2; ++k) args[k] = scalars[k][i];
+            Window win{std::span(ts).subspan(a, b - a), std::span(vs).subspan(a, b - a),
+                       w.starts[i], src.refs[i], src.fixed ? g.At(0) : g.At(i)};
+            double r;
+            if (fn(win, std::span<const double>(args, std::min<std::size_t>(scalars.size(), 2)),
+                   &r)) {
+              c.v[i] = r;
+              c.present[i] = 1;
+              any = true;
+            }
           }
         }
         Refund(ts.size());

@@ -14,6 +14,7 @@
 // Thread safety: all functions are pure (the sorting scratch is per thread).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -59,6 +60,29 @@ using RangeFunction = bool (*)(const Window& window, std::span<const double> arg
 // first,present,quantile,mad}_over_time, ts_of_{first,last,min,max}_over_time), or nullptr.
 // absent_over_time is not one: the engine answers it from which series had samples.
 RangeFunction FindRangeFunction(std::string_view name);
+
+// The reusable buffers of a BatchRangeFunction (kept by the caller, one per thread, so that
+// nothing is allocated per series once they have grown to the longest series and step count).
+struct BatchScratch {
+  std::vector<std::uint32_t> resets;  // resets[k]: counter resets among samples 1..k
+  std::vector<double> change, first, sampled, to_start, to_end, intervals, window;
+};
+
+// A range function over the windows of one series at every step at once: step i's window holds
+// samples [lo[i], hi[i]) of ts/vs and is (starts[i], ends[i]]. Writes out[i] and present[i] for
+// every step, exactly as calling the RangeFunction of the same name on each window would (bit for
+// bit), but with the arithmetic laid out step-major so that it runs in vector registers instead of
+// one latency chain per window. rate, increase and delta have one; the others use their
+// RangeFunction.
+using BatchRangeFunction = void (*)(std::span<const std::int64_t> ts, std::span<const double> vs,
+                                    std::span<const std::uint32_t> lo,
+                                    std::span<const std::uint32_t> hi,
+                                    std::span<const std::int64_t> starts,
+                                    std::span<const std::int64_t> ends, BatchScratch* scratch,
+                                    double* out, std::uint8_t* present);
+
+// The batched form of range function `name`, or nullptr when it has none.
+BatchRangeFunction FindBatchRangeFunction(std::string_view name);
 
 // Whether double_exponential_smoothing's factors are acceptable; when they are not, Prometheus
 // fails the query ("invalid smoothing factor. Expected: 0 < sf < 1, got: ...", likewise for the
@@ -117,5 +141,12 @@ double Quantile(double q, std::span<double> values);
 // One step of Kahan-Babuska-Neumaier summation: returns the new sum, updates *c. The total is
 // sum + *c. An infinite partial sum clears the compensation, as Prometheus' kahanSumInc does.
 double KahanSumInc(double inc, double sum, double* c);
+
+// The sum aggregation's fold of one series into its group: at every step i < n where present[i],
+// sum[i] = KahanSumInc(v[i], sum[i], &c[i]), computed branch-free in vector registers. A group's
+// state starts at sum -0.0 and c 0: adding the first value to -0.0 gives that value exactly
+// (-0.0 included) with c staying 0, so no step needs to know whether it is the group's first.
+void KahanSumColumn(const double* v, const std::uint8_t* present, std::size_t n, double* sum,
+                    double* c);
 
 }  // namespace ingot::promql

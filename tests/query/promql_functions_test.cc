@@ -838,5 +838,104 @@ TEST(PromqlFunctions, TimeFunctionsAgreeWithChrono) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Batched kernels agree with the per-window ones bit for bit
+
+// Random counters (with resets, equal values, jittered and sub-millisecond timestamps) over
+// sliding windows: every step's batched rate, increase and delta equals the RangeFunction's.
+TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
+  std::mt19937_64 rng(7);
+  for (const bool whole_ms : {true, false}) {
+    for (const std::string_view name : {"rate", "increase", "delta"}) {
+      const BatchRangeFunction batch = FindBatchRangeFunction(name);
+      const RangeFunction one = FindRangeFunction(name);
+      ASSERT_NE(batch, nullptr) << name;
+      std::vector<std::int64_t> ts;
+      std::vector<double> vs;
+      std::int64_t t = 1'704'067'200 * kSecond;
+      double v = 0;
+      for (int k = 0; k < 3000; ++k) {
+        t += 10 * kSecond + static_cast<std::int64_t>(rng() % 5000) * kMs;
+        if (!whole_ms) t += static_cast<std::int64_t>(rng() % kMs);
+        const std::uint64_t r = rng() % 100;
+        v = r < 3 ? static_cast<double>(rng() % 10) : v + static_cast<double>(r % 7) * 0.25;
+        if (r == 50) v = -v;  // negative values for delta's sake
+        ts.push_back(t);
+        vs.push_back(v);
+      }
+      const std::int64_t range = 95 * kSecond, step = 37 * kSecond;
+      std::vector<std::int64_t> starts, ends;
+      std::vector<std::uint32_t> lo, hi;
+      std::size_t a = 0, b = 0;
+      for (std::int64_t end = ts.front() - 60 * kSecond; end < ts.back() + 60 * kSecond;
+           end += step) {
+        const std::int64_t start = end - range;
+        while (b < ts.size() && ts[b] <= end) ++b;
+        while (a < b && ts[a] <= start) ++a;
+        starts.push_back(start);
+        ends.push_back(end);
+        lo.push_back(static_cast<std::uint32_t>(a));
+        hi.push_back(static_cast<std::uint32_t>(b));
+      }
+      BatchScratch scratch;
+      std::vector<double> out(ends.size(), -1);
+      std::vector<std::uint8_t> present(ends.size(), 9);
+      batch(ts, vs, lo, hi, starts, ends, &scratch, out.data(), present.data());
+      std::size_t values = 0;
+      for (std::size_t i = 0; i < ends.size(); ++i) {
+        double want = 0;
+        const bool has = hi[i] > lo[i] && one(Window{std::span(ts).subspan(lo[i], hi[i] - lo[i]),
+                                                     std::span(vs).subspan(lo[i], hi[i] - lo[i]),
+                                                     starts[i], ends[i]},
+                                              {}, &want);
+        ASSERT_EQ(present[i] != 0, has) << name << " step " << i;
+        if (!has) continue;
+        ++values;
+        EXPECT_TRUE(SameBits(out[i], want))
+            << name << " step " << i << ": " << out[i] << " vs " << want;
+      }
+      EXPECT_GT(values, ends.size() * 9 / 10) << name;
+    }
+  }
+}
+
+// The sum aggregation's column fold equals KahanSumInc step by step, first values (-0.0 among
+// them), infinities and NaN included.
+TEST(PromqlFunctions, KahanSumColumnEqualsKahanSumInc) {
+  std::mt19937_64 rng(11);
+  const std::size_t n = 301;
+  const double specials[] = {-0.0, 0.0, kInf, -kInf, kNaN, 1e308, -1e308, 1e-300};
+  std::vector<double> sum(n, -0.0), c(n, 0.0), want_sum(n), want_c(n, 0.0);
+  std::vector<bool> seen(n, false);
+  for (int series = 0; series < 40; ++series) {
+    std::vector<double> v(n);
+    std::vector<std::uint8_t> present(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      present[i] = rng() % 4 != 0;
+      v[i] = rng() % 16 == 0
+                 ? specials[rng() % 8]
+                 : static_cast<double>(static_cast<std::int64_t>(rng() % 2001) - 1000) / 7.0;
+      if (!present[i]) continue;
+      if (!seen[i]) {
+        want_sum[i] = v[i];
+        seen[i] = true;
+      } else {
+        want_sum[i] = KahanSumInc(v[i], want_sum[i], &want_c[i]);
+      }
+    }
+    KahanSumColumn(v.data(), present.data(), n, sum.data(), c.data());
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!seen[i]) continue;
+    EXPECT_TRUE(SameBits(sum[i], want_sum[i]) || (std::isnan(sum[i]) && std::isnan(want_sum[i])))
+        << i << ": " << sum[i] << " vs " << want_sum[i];
+    // The total is sum + c (the sum alone when infinite).
+    const double got = std::isinf(sum[i]) ? sum[i] : sum[i] + c[i];
+    const double expect = std::isinf(want_sum[i]) ? want_sum[i] : want_sum[i] + want_c[i];
+    EXPECT_TRUE(SameBits(got, expect) || (std::isnan(got) && std::isnan(expect)))
+        << i << ": " << got << " vs " << expect;
+  }
+}
+
 }  // namespace
 }  // namespace ingot::promql
