@@ -149,13 +149,19 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
                        BatchScratch* scratch, double* out, std::uint8_t* present) {
   const std::size_t steps = ends.size();
   BatchScratch& s = *scratch;
+  // Counter resets are rare: look for one first (a vectorized scan), and only when there is one
+  // count them up to each sample so that a window can tell whether it holds one.
+  bool any_reset = false;
   if constexpr (kCounter) {
-    s.resets.resize(vs.size());
-    std::uint32_t count = 0;
-    if (!vs.empty()) s.resets[0] = 0;
-    for (std::size_t k = 1; k < vs.size(); ++k) {
-      count += vs[k] < vs[k - 1] ? 1 : 0;
-      s.resets[k] = count;
+    for (std::size_t k = 1; k < vs.size(); ++k) any_reset |= vs[k] < vs[k - 1];
+    if (any_reset) {
+      s.resets.resize(vs.size());
+      std::uint32_t count = 0;
+      if (!vs.empty()) s.resets[0] = 0;
+      for (std::size_t k = 1; k < vs.size(); ++k) {
+        count += vs[k] < vs[k - 1] ? 1 : 0;
+        s.resets[k] = count;
+      }
     }
   }
   // Every duration in a window is at most the window's span: below 2^53 ns (104 days) pass one
@@ -191,7 +197,7 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
     const std::size_t last = b - 1;
     double change = vs[last] - vs[a];
     if constexpr (kCounter) {
-      if (s.resets[last] != s.resets[a]) {
+      if (any_reset && s.resets[last] != s.resets[a]) {
         for (std::size_t k = a + 1; k <= last; ++k) {
           if (vs[k] < vs[k - 1]) change += vs[k - 1];
         }
