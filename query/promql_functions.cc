@@ -149,25 +149,30 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
                        BatchScratch* scratch, double* out, std::uint8_t* present) {
   const std::size_t steps = ends.size();
   BatchScratch& s = *scratch;
-  // Counter resets are rare: look for one first (a vectorized scan), and only when there is one
-  // count them up to each sample so that a window can tell whether it holds one.
-  bool any_reset = false;
+  // Counter resets are rare: scan for them 64 samples at a time (a vectorized test per block)
+  // and note where they are; a window then tells from the next reset after its first sample
+  // whether it holds one, and only then sums the values before its resets.
+  s.reset_at.clear();
   if constexpr (kCounter) {
-    for (std::size_t k = 1; k < vs.size(); ++k) any_reset |= vs[k] < vs[k - 1];
-    if (any_reset) {
-      s.resets.resize(vs.size());
-      std::uint32_t count = 0;
-      if (!vs.empty()) s.resets[0] = 0;
-      for (std::size_t k = 1; k < vs.size(); ++k) {
-        count += vs[k] < vs[k - 1] ? 1 : 0;
-        s.resets[k] = count;
+    constexpr std::size_t kScan = 64;
+    for (std::size_t base = 1; base < vs.size(); base += kScan) {
+      const std::size_t to = std::min(vs.size(), base + kScan);
+      bool any = false;
+      for (std::size_t k = base; k < to; ++k) any |= vs[k] < vs[k - 1];
+      if (!any) continue;
+      for (std::size_t k = base; k < to; ++k) {
+        if (vs[k] < vs[k - 1]) s.reset_at.push_back(static_cast<std::uint32_t>(k));
       }
     }
   }
+  const std::span<const std::uint32_t> reset_at = s.reset_at;
+  std::size_t next_reset = 0;  // the first entry of reset_at after the previous window's start
+  std::uint32_t previous_a = 0;
   // Every duration in a window is at most the window's span: below 2^53 ns (104 days) pass one
   // converts nanosecond differences to doubles exactly and pass two divides them by 1e9, which
   // is Seconds() bit for bit; otherwise pass one calls Seconds() itself and pass two divides by 1.
   bool exact = true;
+  for (std::size_t i = 0; i < steps; ++i) exact &= ends[i] - starts[i] < kExactInDouble;
   for (auto* v :
        {&s.change, &s.first, &s.sampled, &s.to_start, &s.to_end, &s.intervals, &s.window}) {
     v->resize(steps);
@@ -175,13 +180,9 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   const std::int64_t span0 = steps > 0 ? ends[0] - starts[0] : 0;
   const double window0 = DurationSeconds(span0);
   for (std::size_t i = 0; i < steps; ++i) {
-    const std::int64_t span = ends[i] - starts[i];
-    exact &= span < kExactInDouble;
-    s.window[i] = span == span0 ? window0 : DurationSeconds(span);
-  }
-  for (std::size_t i = 0; i < steps; ++i) {
     const std::uint32_t a = lo[i], b = hi[i];
     const std::int64_t start = starts[i], end = ends[i];
+    s.window[i] = end - start == span0 ? window0 : DurationSeconds(end - start);
     if (b < a + 2) {
       // Fewer than two samples: no value. Harmless inputs keep pass two free of traps.
       present[i] = 0;
@@ -197,9 +198,18 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
     const std::size_t last = b - 1;
     double change = vs[last] - vs[a];
     if constexpr (kCounter) {
-      if (any_reset && s.resets[last] != s.resets[a]) {
-        for (std::size_t k = a + 1; k <= last; ++k) {
-          if (vs[k] < vs[k - 1]) change += vs[k - 1];
+      if (!reset_at.empty()) {
+        if (a < previous_a) {
+          next_reset = static_cast<std::size_t>(
+              std::upper_bound(reset_at.begin(), reset_at.end(), a) - reset_at.begin());
+        } else {
+          while (next_reset < reset_at.size() && reset_at[next_reset] <= a) ++next_reset;
+        }
+        previous_a = a;
+        if (next_reset < reset_at.size() && reset_at[next_reset] <= last) {
+          for (std::size_t k = a + 1; k <= last; ++k) {
+            if (vs[k] < vs[k - 1]) change += vs[k - 1];
+          }
         }
       }
     }

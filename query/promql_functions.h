@@ -64,7 +64,7 @@ RangeFunction FindRangeFunction(std::string_view name);
 // The reusable buffers of a BatchRangeFunction (kept by the caller, one per thread, so that
 // nothing is allocated per series once they have grown to the longest series and step count).
 struct BatchScratch {
-  std::vector<std::uint32_t> resets;  // resets[k]: counter resets among samples 1..k
+  std::vector<std::uint32_t> reset_at;  // the samples lower than the one before (counter resets)
   std::vector<double> change, first, sampled, to_start, to_end, intervals, window;
 };
 
