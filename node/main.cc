@@ -28,8 +28,11 @@
 #include "ingest/shard_set.h"
 #include "ingest/tcp_server.h"
 #include "ingest/write_handler.h"
+#include "node/codec_routes.h"
+#include "node/config_routes.h"
 #include "node/http_server.h"
 #include "node/ops_routes.h"
+#include "node/ui_routes.h"
 #include "node/write_routes.h"
 #include "query/query_routes.h"
 #include "query/work_pool.h"
@@ -181,6 +184,9 @@ int Run(int argc, char** argv) {
   RegisterQueryRoutes(router, *storage, options.query);
   RegisterWriteRoutes(router, write_handler, remote_write_handler);
   RegisterOperationsRoutes(router, *storage, options.storage.data_dir, &stopping);
+  RegisterCodecRoutes(router, *storage, options.query);
+  RegisterConfigRoutes(router, options);
+  RegisterUiRoutes(router);
   TcpServer tcp(options.ingest, [&](const ConnectionInfo& connection) {
     auto ingester = std::make_unique<ingest::LineIngester>(
         shards, storage->index(), SystemClock::Instance(), tcp_precision,

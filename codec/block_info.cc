@@ -1,0 +1,84 @@
+#include "codec/block_info.h"
+
+#include <string>
+
+#include "codec/format.h"
+
+namespace ingot::codec {
+namespace {
+
+Status TooShort(FloatEncoding encoding, std::size_t size, std::size_t header) {
+  return Status::Corruption(std::string("value block (") + FloatEncodingName(encoding) + "): " +
+                            std::to_string(size) + " bytes < header " + std::to_string(header));
+}
+
+}  // namespace
+
+Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info) noexcept {
+  *info = FloatBlockInfo{};
+  if (src.size() < kBlockHeaderBytes) {
+    return Status::Corruption("value block: " + std::to_string(src.size()) + " bytes < header " +
+                              std::to_string(kBlockHeaderBytes));
+  }
+  if (src[0] >= kFloatEncodingCount) {
+    return Status::Corruption("value block: unknown encoding " + std::to_string(src[0]));
+  }
+  info->encoding = static_cast<FloatEncoding>(src[0]);
+  info->count = LoadLe<std::uint16_t>(src.data() + 1);
+  switch (info->encoding) {
+    case FloatEncoding::kAlp:
+    case FloatEncoding::kAlpDelta: {
+      const std::size_t header =
+          info->encoding == FloatEncoding::kAlp ? kAlpHeaderBytes : kAlpDeltaHeaderBytes;
+      if (src.size() < header) return TooShort(info->encoding, src.size(), header);
+      info->has_alp_params = true;
+      info->alp_exponent = src[3];
+      info->alp_factor = src[4];
+      info->has_bit_width = true;
+      info->bit_width = src[5];
+      info->exception_count = LoadLe<std::uint16_t>(src.data() + 6);
+      break;
+    }
+    case FloatEncoding::kAlpZstd:
+      // exponent, factor, flags, exception count: the layout of codec/alp_zstd.cc.
+      if (src.size() < kAlpZstdHeaderBytes) {
+        return TooShort(info->encoding, src.size(), kAlpZstdHeaderBytes);
+      }
+      info->has_alp_params = true;
+      info->alp_exponent = src[3];
+      info->alp_factor = src[4];
+      info->exception_count = LoadLe<std::uint16_t>(src.data() + 6);
+      break;
+    case FloatEncoding::kAlpRd:
+      if (src.size() < kAlpRdHeaderBytes) {
+        return TooShort(info->encoding, src.size(), kAlpRdHeaderBytes);
+      }
+      info->has_bit_width = true;
+      info->bit_width = src[3];
+      info->dictionary_size = src[4];
+      info->exception_count = LoadLe<std::uint16_t>(src.data() + 5);
+      break;
+    case FloatEncoding::kRaw:
+    case FloatEncoding::kConstant:
+    case FloatEncoding::kGorilla:
+    case FloatEncoding::kXorGroups:
+      break;
+  }
+  return Status::OK();
+}
+
+const char* IntEncodingName(std::uint8_t encoding) noexcept {
+  switch (static_cast<IntEncoding>(encoding)) {
+    case IntEncoding::kRaw:
+      return "raw";
+    case IntEncoding::kFor:
+      return "for";
+    case IntEncoding::kDelta:
+      return "delta";
+    case IntEncoding::kDeltaOfDelta:
+      return "delta_of_delta";
+  }
+  return "unknown";
+}
+
+}  // namespace ingot::codec
