@@ -33,18 +33,6 @@ std::int64_t SatSub(std::int64_t a, std::int64_t b) {
   if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? kMinTs : kMaxTs;
   return r;
 }
-// The first index p >= pos with p == limit or ts[p] > bound, where ts[0, pos) <= bound already
-// (a sliding window's edge moving forward). Tries `pos + guess` first, the distance the edge moved
-// at the previous step: with regular samples that is right every time and costs two predictable
-// comparisons instead of a scan whose exit the CPU mispredicts.
-std::size_t AdvancePast(std::span<const std::int64_t> ts, std::size_t pos, std::size_t guess,
-                        std::int64_t bound, std::size_t limit) {
-  const std::size_t p = std::min(pos + guess, limit);
-  if ((p == pos || ts[p - 1] <= bound) && (p == limit || ts[p] > bound)) return p;
-  while (pos < limit && ts[pos] <= bound) ++pos;
-  return pos;
-}
-
 std::int64_t SatAdd(std::int64_t a, std::int64_t b) {
   std::int64_t r;
   if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kMaxTs : kMinTs;
@@ -1488,9 +1476,7 @@ class Engine {
       std::vector<CorruptChunk> damage;
       std::vector<std::int64_t> ts;
       std::vector<double> vs;
-      std::vector<std::uint8_t> has;      // absent_over_time: a sample in the step's window
-      std::vector<std::uint32_t> lo, hi;  // the samples [lo, hi) of each step's window
-      std::vector<std::int64_t> starts;
+      std::vector<std::uint8_t> has;  // absent_over_time: a sample in the step's window
       BatchScratch batch;
       std::uint64_t ticks = 0;
     };
@@ -1529,47 +1515,27 @@ class Engine {
         }
         Column c;
         c.Init(g.n);
-        // Each step's window (start, end]: windows move forward with the steps (or stay put
-        // under `@`); binary search otherwise.
-        w.lo.resize(steps);
-        w.hi.resize(steps);
-        w.starts.resize(steps);
-        std::size_t lo = 0, hi = 0, lo_moved = 0, hi_moved = 0;
-        for (std::size_t i = 0; i < steps; ++i) {
-          const std::int64_t end = src.refs[i];
-          const std::int64_t start = SatSub(end, src.range);
-          if (i > 0 && end >= src.refs[i - 1]) {
-            const std::size_t new_hi = AdvancePast(ts, hi, hi_moved, end, ts.size());
-            const std::size_t new_lo = AdvancePast(ts, lo, lo_moved, start, new_hi);
-            hi_moved = new_hi - hi;
-            lo_moved = new_lo - lo;
-            hi = new_hi;
-            lo = new_lo;
-          } else {
-            hi = static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), end) - ts.begin());
-            lo = static_cast<std::size_t>(
-                std::upper_bound(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(hi), start) -
-                ts.begin());
-          }
-          w.lo[i] = static_cast<std::uint32_t>(lo);
-          w.hi[i] = static_cast<std::uint32_t>(std::max(lo, hi));
-          w.starts[i] = start;
-        }
         bool any = false;
-        if (fn == nullptr) {
-          for (std::size_t i = 0; i < steps; ++i) w.has[i] |= w.hi[i] > w.lo[i] ? 1 : 0;
-        } else if (batch != nullptr) {
-          batch(ts, vs, w.lo, w.hi, w.starts, std::span(src.refs).first(steps), &w.batch,
-                c.v.data(), c.present.data());
+        if (batch != nullptr) {
+          batch(ts, vs, std::span(src.refs).first(steps), src.range, &w.batch, c.v.data(),
+                c.present.data());
           any = std::find(c.present.begin(), c.present.begin() + static_cast<std::ptrdiff_t>(steps),
                           1) != c.present.begin() + static_cast<std::ptrdiff_t>(steps);
         } else {
+          WindowCursor cursor;
           for (std::size_t i = 0; i < steps; ++i) {
-            const std::size_t a = w.lo[i], b = w.hi[i];
+            const std::int64_t end = src.refs[i];
+            const std::int64_t start = SatSub(end, src.range);
+            cursor.Move(ts, start, end);
+            const std::size_t a = cursor.lo, b = cursor.hi;
             if (b <= a) continue;
+            if (fn == nullptr) {
+              w.has[i] = 1;
+              continue;
+            }
             for (std::size_t k = 0; k < scalars.size() && k < 2; ++k) args[k] = scalars[k][i];
-            Window win{std::span(ts).subspan(a, b - a), std::span(vs).subspan(a, b - a),
-                       w.starts[i], src.refs[i], src.fixed ? g.At(0) : g.At(i)};
+            Window win{ts.subspan(a, b - a), vs.subspan(a, b - a), start, end,
+                       src.fixed ? g.At(0) : g.At(i)};
             double r;
             if (fn(win, std::span<const double>(args, std::min<std::size_t>(scalars.size(), 2)),
                    &r)) {

@@ -144,8 +144,7 @@ bool HasAvx2() {
 
 template <bool kCounter, bool kRate>
 void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double> vs,
-                       std::span<const std::uint32_t> lo, std::span<const std::uint32_t> hi,
-                       std::span<const std::int64_t> starts, std::span<const std::int64_t> ends,
+                       std::span<const std::int64_t> ends, std::int64_t range_ns,
                        BatchScratch* scratch, double* out, std::uint8_t* present) {
   const std::size_t steps = ends.size();
   BatchScratch& s = *scratch;
@@ -167,22 +166,26 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   }
   const std::span<const std::uint32_t> reset_at = s.reset_at;
   std::size_t next_reset = 0;  // the first entry of reset_at after the previous window's start
-  std::uint32_t previous_a = 0;
+  std::size_t previous_a = 0;
   // Every duration in a window is at most the window's span: below 2^53 ns (104 days) pass one
   // converts nanosecond differences to doubles exactly and pass two divides them by 1e9, which
   // is Seconds() bit for bit; otherwise pass one calls Seconds() itself and pass two divides by 1.
   bool exact = true;
-  for (std::size_t i = 0; i < steps; ++i) exact &= ends[i] - starts[i] < kExactInDouble;
+  for (std::size_t i = 0; i < steps; ++i) {
+    exact &= ends[i] - WindowStart(ends[i], range_ns) < kExactInDouble;
+  }
   for (auto* v :
        {&s.change, &s.first, &s.sampled, &s.to_start, &s.to_end, &s.intervals, &s.window}) {
     v->resize(steps);
   }
-  const std::int64_t span0 = steps > 0 ? ends[0] - starts[0] : 0;
-  const double window0 = DurationSeconds(span0);
+  const double window0 = DurationSeconds(range_ns);
+  WindowCursor cursor;
   for (std::size_t i = 0; i < steps; ++i) {
-    const std::uint32_t a = lo[i], b = hi[i];
-    const std::int64_t start = starts[i], end = ends[i];
-    s.window[i] = end - start == span0 ? window0 : DurationSeconds(end - start);
+    const std::int64_t end = ends[i];
+    const std::int64_t start = WindowStart(end, range_ns);
+    cursor.Move(ts, start, end);
+    const std::size_t a = cursor.lo, b = cursor.hi;
+    s.window[i] = end - start == range_ns ? window0 : DurationSeconds(end - start);
     if (b < a + 2) {
       // Fewer than two samples: no value. Harmless inputs keep pass two free of traps.
       present[i] = 0;

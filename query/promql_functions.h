@@ -14,6 +14,7 @@
 // Thread safety: all functions are pure (the sorting scratch is per thread).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -61,6 +62,59 @@ using RangeFunction = bool (*)(const Window& window, std::span<const double> arg
 // absent_over_time is not one: the engine answers it from which series had samples.
 RangeFunction FindRangeFunction(std::string_view name);
 
+// The samples of a window sliding over a series' sorted timestamps, step after step: after
+// Move(ts, start, end), ts[lo, hi) are the samples in (start, end]. Windows usually move forward
+// by about the same distance each step, so each edge first tries the distance it moved last time
+// (two predictable comparisons with regular samples, where a scan would end in a mispredicted
+// branch); a window that moves back is found by binary search.
+struct WindowCursor {
+  std::size_t lo = 0, hi = 0;
+
+  void Move(std::span<const std::int64_t> ts, std::int64_t start, std::int64_t end) {
+    if (started_ && end >= end_) {
+      const std::size_t new_hi = Advance(ts, hi, hi_moved_, end, ts.size());
+      const std::size_t new_lo = Advance(ts, lo, lo_moved_, start, new_hi);
+      hi_moved_ = new_hi - hi;
+      lo_moved_ = new_lo - lo;
+      hi = new_hi;
+      lo = new_lo;
+    } else {
+      hi = static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), end) - ts.begin());
+      lo = static_cast<std::size_t>(
+          std::upper_bound(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(hi), start) -
+          ts.begin());
+      hi_moved_ = lo_moved_ = 0;
+    }
+    hi = std::max(lo, hi);
+    end_ = end;
+    started_ = true;
+  }
+
+ private:
+  // The first p >= pos with p == limit or ts[p] > bound, where ts[0, pos) <= bound already.
+  static std::size_t Advance(std::span<const std::int64_t> ts, std::size_t pos, std::size_t guess,
+                             std::int64_t bound, std::size_t limit) {
+    const std::size_t p = std::min(pos + guess, limit);
+    if ((p == pos || ts[p - 1] <= bound) && (p == limit || ts[p] > bound)) return p;
+    while (pos < limit && ts[pos] <= bound) ++pos;
+    return pos;
+  }
+
+  std::size_t lo_moved_ = 0, hi_moved_ = 0;
+  std::int64_t end_ = 0;
+  bool started_ = false;
+};
+
+// The start of the window that ends at `end`: end - range, saturated at the int64 limits.
+inline std::int64_t WindowStart(std::int64_t end, std::int64_t range_ns) {
+  std::int64_t r;
+  if (__builtin_sub_overflow(end, range_ns, &r)) {
+    return range_ns > 0 ? std::numeric_limits<std::int64_t>::min()
+                        : std::numeric_limits<std::int64_t>::max();
+  }
+  return r;
+}
+
 // The reusable buffers of a BatchRangeFunction (kept by the caller, one per thread, so that
 // nothing is allocated per series once they have grown to the longest series and step count).
 struct BatchScratch {
@@ -68,18 +122,15 @@ struct BatchScratch {
   std::vector<double> change, first, sampled, to_start, to_end, intervals, window;
 };
 
-// A range function over the windows of one series at every step at once: step i's window holds
-// samples [lo[i], hi[i]) of ts/vs and is (starts[i], ends[i]]. Writes out[i] and present[i] for
-// every step, exactly as calling the RangeFunction of the same name on each window would (bit for
-// bit), but with the arithmetic laid out step-major so that it runs in vector registers instead of
-// one latency chain per window. rate, increase and delta have one; the others use their
-// RangeFunction.
+// A range function over the windows of one series at every step at once: step i's window is
+// (WindowStart(ends[i], range_ns), ends[i]] over the series' samples ts/vs. Writes out[i] and
+// present[i] for every step, exactly as calling the RangeFunction of the same name on each
+// window would (bit for bit), but with the arithmetic laid out step-major so that it runs in
+// vector registers instead of one latency chain per window. rate, increase and delta have one;
+// the others use their RangeFunction.
 using BatchRangeFunction = void (*)(std::span<const std::int64_t> ts, std::span<const double> vs,
-                                    std::span<const std::uint32_t> lo,
-                                    std::span<const std::uint32_t> hi,
-                                    std::span<const std::int64_t> starts,
-                                    std::span<const std::int64_t> ends, BatchScratch* scratch,
-                                    double* out, std::uint8_t* present);
+                                    std::span<const std::int64_t> ends, std::int64_t range_ns,
+                                    BatchScratch* scratch, double* out, std::uint8_t* present);
 
 // The batched form of range function `name`, or nullptr when it has none.
 BatchRangeFunction FindBatchRangeFunction(std::string_view name);
