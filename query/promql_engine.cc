@@ -974,73 +974,92 @@ class Engine {
     std::vector<std::uint32_t> count(states);
     std::vector<std::uint8_t> incremental(a.op == AggregateOp::kAvg ? states : 0);
     if (a.op == AggregateOp::kSum) std::fill(acc.begin(), acc.end(), -0.0);  // see KahanSumColumn
-    for (std::size_t s = 0; s < in->vec.size(); ++s) {
-      INGOT_RETURN_IF_ERROR(Tick());
-      const Column& c = in->vec[s];
-      const std::size_t base = group_of[s] * n;
-      if (a.op == AggregateOp::kSum) {
-        KahanSumColumn(c.v.data(), c.present.data(), n, &acc[base], &comp[base]);
-        for (std::size_t i = 0; i < n; ++i) count[base + i] += c.present[i];
-        continue;
-      }
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!c.present[i]) continue;
-        const std::size_t k = base + i;
-        const double v = c.v[i];
-        const bool first = count[k] == 0;
-        const double cnt = static_cast<double>(++count[k]);
-        switch (a.op) {
-          case AggregateOp::kSum:
-            if (first) {
-              acc[k] = v;
-            } else {
-              acc[k] = KahanSumInc(v, acc[k], &comp[k]);
-            }
-            break;
-          case AggregateOp::kAvg:
-            if (first) {
-              acc[k] = v;
+    // Steps are independent: a long range is folded in step ranges on the work pool, every
+    // step still taking its series in order (the same sums, bit for bit).
+    auto fold = [&](std::size_t from, std::size_t to, std::uint64_t* ticks) -> Status {
+      for (std::size_t s = 0; s < in->vec.size(); ++s) {
+        INGOT_RETURN_IF_ERROR(Tick(ticks));
+        const Column& c = in->vec[s];
+        const std::size_t base = group_of[s] * n;
+        if (a.op == AggregateOp::kSum) {
+          KahanSumColumn(c.v.data() + from, c.present.data() + from, to - from, &acc[base + from],
+                         &comp[base + from]);
+          for (std::size_t i = from; i < to; ++i) count[base + i] += c.present[i];
+          continue;
+        }
+        for (std::size_t i = from; i < to; ++i) {
+          if (!c.present[i]) continue;
+          const std::size_t k = base + i;
+          const double v = c.v[i];
+          const bool first = count[k] == 0;
+          const double cnt = static_cast<double>(++count[k]);
+          switch (a.op) {
+            case AggregateOp::kSum:
+              if (first) {
+                acc[k] = v;
+              } else {
+                acc[k] = KahanSumInc(v, acc[k], &comp[k]);
+              }
               break;
-            }
-            if (!incremental[k]) {
-              double c2 = comp[k];
-              const double sum = KahanSumInc(v, acc[k], &c2);
-              if (!std::isinf(sum)) {
-                acc[k] = sum;
-                comp[k] = c2;
+            case AggregateOp::kAvg:
+              if (first) {
+                acc[k] = v;
                 break;
               }
-              // The sum overflowed: continue with an incremental mean.
-              incremental[k] = 1;
-              mean[k] = acc[k] / (cnt - 1);
-              comp[k] /= cnt - 1;
+              if (!incremental[k]) {
+                double c2 = comp[k];
+                const double sum = KahanSumInc(v, acc[k], &c2);
+                if (!std::isinf(sum)) {
+                  acc[k] = sum;
+                  comp[k] = c2;
+                  break;
+                }
+                // The sum overflowed: continue with an incremental mean.
+                incremental[k] = 1;
+                mean[k] = acc[k] / (cnt - 1);
+                comp[k] /= cnt - 1;
+              }
+              if (std::isinf(mean[k])) {
+                if (std::isinf(v) && (mean[k] > 0) == (v > 0)) break;
+                if (!std::isinf(v) && !std::isnan(v)) break;
+              }
+              {
+                const double current = mean[k] + comp[k];
+                mean[k] = KahanSumInc(v / cnt - current / cnt, mean[k], &comp[k]);
+              }
+              break;
+            case AggregateOp::kMin:
+              if (first || v < acc[k] || std::isnan(acc[k])) acc[k] = v;
+              break;
+            case AggregateOp::kMax:
+              if (first || v > acc[k] || std::isnan(acc[k])) acc[k] = v;
+              break;
+            case AggregateOp::kStddev:
+            case AggregateOp::kStdvar: {
+              const double delta = v - mean[k];
+              mean[k] += delta / cnt;
+              acc[k] += delta * (v - mean[k]);
+              break;
             }
-            if (std::isinf(mean[k])) {
-              if (std::isinf(v) && (mean[k] > 0) == (v > 0)) break;
-              if (!std::isinf(v) && !std::isnan(v)) break;
-            }
-            {
-              const double current = mean[k] + comp[k];
-              mean[k] = KahanSumInc(v / cnt - current / cnt, mean[k], &comp[k]);
-            }
-            break;
-          case AggregateOp::kMin:
-            if (first || v < acc[k] || std::isnan(acc[k])) acc[k] = v;
-            break;
-          case AggregateOp::kMax:
-            if (first || v > acc[k] || std::isnan(acc[k])) acc[k] = v;
-            break;
-          case AggregateOp::kStddev:
-          case AggregateOp::kStdvar: {
-            const double delta = v - mean[k];
-            mean[k] += delta / cnt;
-            acc[k] += delta * (v - mean[k]);
-            break;
+            default:
+              break;
           }
-          default:
-            break;
         }
       }
+      return Status::OK();
+    };
+    constexpr std::size_t kFoldSteps = 256;
+    const std::size_t pieces = (n + kFoldSteps - 1) / kFoldSteps;
+    if (pieces > 1 && in->vec.size() >= 64 && WorkPool::Instance().threads() > 1) {
+      std::vector<Status> statuses(pieces);
+      std::vector<std::uint64_t> ticks(pieces);
+      WorkPool::Instance().ParallelFor(pieces, [&](std::size_t piece, std::size_t) {
+        statuses[piece] =
+            fold(piece * kFoldSteps, std::min(n, (piece + 1) * kFoldSteps), &ticks[piece]);
+      });
+      for (const Status& st : statuses) INGOT_RETURN_IF_ERROR(st);
+    } else {
+      INGOT_RETURN_IF_ERROR(fold(0, n, &ticks_));
     }
     for (std::size_t g = 0; g < groups; ++g) {
       Column& o = out->vec[g];

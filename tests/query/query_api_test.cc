@@ -570,5 +570,55 @@ TEST_F(QueryApiTest, ManySeriesEvaluateInParallelExactlyAsAlone) {
   }
 }
 
+// A long range's aggregation is folded in step ranges on the work pool: at every step it must
+// equal the instant query at that time (one step, folded in one piece), digit for digit.
+TEST_F(QueryApiTest, LongRangeAggregationsEqualInstantQueriesAtEveryStep) {
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> step(-100, 100);
+  for (int h = 0; h < 80; ++h) {
+    Points points;
+    double v = 50;
+    for (int i = 0; i < 2500; ++i) {
+      v += step(rng) / 100.0;
+      points.emplace_back(kT0 + i * 10 * kSec, v);
+    }
+    std::string host = "h";
+    host += std::to_string(100 + h);
+    Add("agg", {{"host", host}, {"dc", h % 3 == 0 ? "a" : "b"}}, "v", points);
+  }
+  // 1700000000 + 30 s steps: 834 steps, more than three of the fold's pieces.
+  const std::string range = "&start=1700000000&end=1700025000&step=30";
+  for (const std::string op : {"sum", "avg", "min", "max", "stddev", "count"}) {
+    std::string q = op;
+    q += " by (dc) (agg_v)";
+    const Response all = Get("/api/v1/query_range?query=" + UrlEncode(q) + range);
+    ASSERT_EQ(all.status, 200) << all.body;
+    for (int k = 0; k < 12; ++k) {
+      const long t = 1700000000L + 30L * static_cast<long>(rng() % 834);
+      const Response one =
+          Get("/api/v1/query?query=" + UrlEncode(q) + "&time=" + std::to_string(t));
+      ASSERT_EQ(one.status, 200) << one.body;
+      // Each group's instant sample, as the range result writes it: [t,"value"].
+      for (const std::string dc : {"a", "b"}) {
+        std::string group = "{\"dc\":\"";
+        group += dc;
+        group += "\"}";
+        const std::size_t at = one.body.find(group);
+        ASSERT_NE(at, std::string::npos) << one.body;
+        const std::size_t from = one.body.find("\"value\":[", at);
+        ASSERT_NE(from, std::string::npos) << one.body;
+        const std::size_t open = from + 9;
+        const std::size_t close = one.body.find(']', open);
+        const std::string sample = one.body.substr(open, close - open + 1);
+        const std::size_t series = all.body.find(group);
+        ASSERT_NE(series, std::string::npos) << all.body.substr(0, 200);
+        const std::size_t end = all.body.find("]]", series);
+        EXPECT_NE(all.body.substr(series, end - series + 2).find(sample), std::string::npos)
+            << op << " " << dc << " at " << t << ": " << sample;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ingot
