@@ -98,7 +98,7 @@ struct QueryOptions {
   std::string http_listen = "127.0.0.1:8086";
   std::uint32_t http_threads = 2;   // I/O threads: read and write sockets only
   std::uint32_t workers = 0;        // threads running queries; 0 = number of cores
-  std::uint32_t write_workers = 0;  // threads running /write; 0 = number of cores
+  std::uint32_t write_workers = 0;  // threads running /write; 0 = 4 per core
   std::uint32_t parallelism = 0;  // threads one query's series may spread over; 0 = number of cores
   std::uint32_t max_connections = 1024;  // HTTP connections; 503 and close past it
   std::uint64_t max_request_bytes = 64ull << 20;

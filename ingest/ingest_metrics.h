@@ -3,10 +3,14 @@
 // Stable names (docs/operations.md): ingot_lines_total, ingot_bytes_received_total,
 // ingot_lines_rejected_total{reason}, ingot_points_rejected_total{reason} (the ingest-side
 // reasons; storage adds its own), ingot_points_received_total. Points accepted are counted by
-// storage when they are durable (ingot_points_accepted_total).
+// storage when they are durable (ingot_points_accepted_total) and here, split by the protocol
+// they came over and counted once per batch (ingot_points_accepted_by_protocol_total{protocol}
+// with protocol "tcp", "http" or "remote_write").
 //
 // Thread safety: thread-safe.
 #pragma once
+
+#include <array>
 
 #include "config/metrics.h"
 
@@ -25,6 +29,7 @@ struct IngestMetrics {
   Counter* points_storage_error;
   Counter* http_writes;
   Counter* http_write_errors;
+  std::array<Counter*, 3> points_accepted_by_protocol;  // indexed by WriteProtocol
 };
 
 IngestMetrics& Metrics();

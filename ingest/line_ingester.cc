@@ -45,17 +45,20 @@ bool IsExactDouble(std::uint64_t v) {
 
 ValueType WantedType(FieldType type) {
   switch (type) {
-    case FieldType::kFloat: return ValueType::kFloat;
-    case FieldType::kBool: return ValueType::kBoolean;
-    default: return ValueType::kInteger;
+    case FieldType::kFloat:
+      return ValueType::kFloat;
+    case FieldType::kBool:
+      return ValueType::kBoolean;
+    default:
+      return ValueType::kInteger;
   }
 }
 
 }  // namespace
 
 LineIngester::LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& clock,
-                           Precision precision, std::size_t max_line_bytes, std::string context,
-                           std::unique_ptr<SeriesCache> cache)
+                           Precision precision, std::size_t max_line_bytes, WriteProtocol protocol,
+                           std::string context, std::unique_ptr<SeriesCache> cache)
     : shards_(shards),
       index_(index),
       clock_(clock),
@@ -63,6 +66,7 @@ LineIngester::LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& cl
       context_(std::move(context)),
       parser_(precision),
       cache_(cache ? std::move(cache) : NewCache()),
+      completion_(protocol),
       log_(Logger("ingest")) {
   open_.resize(static_cast<std::size_t>(shards_.shard_count()));
 }
@@ -105,9 +109,9 @@ void LineIngester::OverlongLine(std::uint64_t line_number, std::size_t bytes_see
 }
 
 void LineIngester::LogStringField(std::string_view key) {
-  const std::string what = "line " + std::to_string(stats_.lines) + ": field '" +
-                           std::string(key) +
-                           "' has a string value, which is not stored (the line's other fields are)";
+  const std::string what =
+      "line " + std::to_string(stats_.lines) + ": field '" + std::string(key) +
+      "' has a string value, which is not stored (the line's other fields are)";
   if (stats_.first_error.empty()) stats_.first_error = what;
   // Agents that send strings send them on every line: their own budget, so that they do not
   // hide other bad lines from the log.
@@ -219,7 +223,8 @@ Batch& LineIngester::OpenBatch(int shard) {
   return *batch;
 }
 
-void LineIngester::AddPoint(const SeriesCache::Entry& series, std::int64_t ts_ns, const Field& field) {
+void LineIngester::AddPoint(const SeriesCache::Entry& series, std::int64_t ts_ns,
+                            const Field& field) {
   std::uint64_t bits = 0;
   bool ok = true;
   const char* conflict = nullptr;
@@ -240,7 +245,8 @@ void LineIngester::AddPoint(const SeriesCache::Entry& series, std::int64_t ts_ns
       if (field.type == FieldType::kInt) {
         bits = static_cast<std::uint64_t>(field.int_value);
       } else if (field.type == FieldType::kUint) {
-        if (field.uint_value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        if (field.uint_value >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
           ++stats_.points_rejected;
           Metrics().points_uint_overflow->Add();
           LogBadLine("line " + std::to_string(stats_.lines) + ": unsigned value " +

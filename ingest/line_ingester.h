@@ -35,19 +35,20 @@ struct IngestStats {
   std::uint64_t lines = 0;
   std::uint64_t lines_malformed = 0;
   std::uint64_t lines_too_long = 0;
-  std::uint64_t points = 0;           // values sent to storage
-  std::uint64_t points_rejected = 0;  // dropped before storage (type conflict, overflow)
+  std::uint64_t points = 0;              // values sent to storage
+  std::uint64_t points_rejected = 0;     // dropped before storage (type conflict, overflow)
   std::uint64_t points_unsupported = 0;  // string fields: counted, not stored
-  std::string first_error;            // description of the first bad line, for HTTP answers
+  std::string first_error;               // description of the first bad line, for HTTP answers
 };
 
 class LineIngester final : public LineConsumer {
  public:
-  // `context` names the source in log messages ("tcp 127.0.0.1:5555 #3", "http /write").
+  // `protocol` is what the lines came over (counted per protocol once durable). `context` names
+  // the source in log messages ("tcp 127.0.0.1:5555 #3", "http /write").
   // `cache` carries series resolved by an earlier ingester (HTTP requests reuse caches through a
   // pool); null starts an empty one.
   LineIngester(ShardSet& shards, SeriesIndex& index, const Clock& clock, Precision precision,
-               std::size_t max_line_bytes, std::string context,
+               std::size_t max_line_bytes, WriteProtocol protocol, std::string context,
                std::unique_ptr<SeriesCache> cache = nullptr);
   ~LineIngester() override;
 

@@ -194,7 +194,8 @@ bool ParseRemoteWriteLabel(std::string_view message, std::string_view* name,
 }
 
 RemoteWriteError RemoteWriteDecoder::Decode(std::string_view body, std::uint64_t max_decoded_bytes,
-                                            std::string_view limit_name) {
+                                            std::string_view limit_name, KnownLabelSets* known) {
+  known_ = known;
   message_.clear();
   counts_ = RemoteWriteCounts{};
   series_.clear();
@@ -203,6 +204,7 @@ RemoteWriteError RemoteWriteDecoder::Decode(std::string_view body, std::uint64_t
   const RemoteWriteError inflated = Inflate(body, max_decoded_bytes, limit_name);
   if (inflated != RemoteWriteError::kNone) return inflated;
   const RemoteWriteError walked = Walk();
+  known_ = nullptr;
   if (walked != RemoteWriteError::kNone) series_.clear();
   return walked;
 }
@@ -307,6 +309,7 @@ RemoteWriteError RemoteWriteDecoder::Walk() {
 
 RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::uint64_t index) {
   labels_.clear();
+  label_fields_.clear();
   const char* labels_begin = nullptr;
   const char* labels_end = nullptr;
   bool contiguous = true;
@@ -337,12 +340,8 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
       if (labels_end != nullptr && labels_end != field_begin) contiguous = false;
       if (labels_begin == nullptr) labels_begin = field_begin;
       labels_end = message.data() + r.offset();
-      Label label;
-      WireReader lr(part);
-      if (!ParseRemoteWriteLabel(part, &label.name, &label.value, &lr)) {
-        return ProtobufError(lr, part, where("labels", labels_.size()));
-      }
-      labels_.push_back(label);
+      // Parsed below, unless the caller knows these label fields already.
+      label_fields_.push_back(part);
     } else if (field == kTimeSeriesSamples && wire_type == kLengthDelimited) {
       if (!r.ReadLengthDelimited(&part)) {
         return ProtobufError(r, message, where("samples", samples));
@@ -384,8 +383,27 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
       return ProtobufError(r, message, where(nullptr, 0));
     }
   }
-  const RemoteWriteError labels = CheckLabels(index);
-  if (labels != RemoteWriteError::kNone) return labels;
+  std::string_view raw_labels;
+  if (contiguous && labels_begin != nullptr) {
+    raw_labels =
+        std::string_view(labels_begin, static_cast<std::size_t>(labels_end - labels_begin));
+  }
+  // Equal bytes are an equal label set: one that passed the checks before passes them again.
+  std::uint64_t known_token = 0;
+  const bool known = known_ != nullptr && samples > 0 && !bad_ts && !raw_labels.empty() &&
+                     known_->Known(raw_labels, &known_token);
+  if (!known) {
+    for (std::size_t i = 0; i < label_fields_.size(); ++i) {
+      Label label;
+      WireReader lr(label_fields_[i]);
+      if (!ParseRemoteWriteLabel(label_fields_[i], &label.name, &label.value, &lr)) {
+        return ProtobufError(lr, label_fields_[i], where("labels", i));
+      }
+      labels_.push_back(label);
+    }
+    const RemoteWriteError labels = CheckLabels(index);
+    if (labels != RemoteWriteError::kNone) return labels;
+  }
   if (bad_ts) {
     message_.append(DescribeSeries(index))
         .append(": sample ")
@@ -403,12 +421,11 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
   if (samples > 0) {
     RemoteWriteSeries s;
     s.message = message;
-    if (contiguous && labels_begin != nullptr) {
-      s.raw_labels =
-          std::string_view(labels_begin, static_cast<std::size_t>(labels_end - labels_begin));
-    }
+    s.raw_labels = raw_labels;
     s.index = index;
     s.samples = samples;
+    s.known = known;
+    s.known_token = known_token;
     series_.push_back(s);
   }
   return RemoteWriteError::kNone;
@@ -507,7 +524,8 @@ void RemoteWriteDecoder::LabelsOf(const RemoteWriteSeries& series, std::string_v
 
 std::size_t RemoteWriteDecoder::retained_bytes() const {
   return buffer_capacity_ + series_.capacity() * sizeof(RemoteWriteSeries) +
-         labels_.capacity() * sizeof(Label) + message_.capacity();
+         labels_.capacity() * sizeof(Label) + label_fields_.capacity() * sizeof(std::string_view) +
+         message_.capacity();
 }
 
 void RemoteWriteDecoder::ShrinkTo(std::size_t max_bytes) {
@@ -517,6 +535,7 @@ void RemoteWriteDecoder::ShrinkTo(std::size_t max_bytes) {
   decoded_bytes_ = 0;
   std::vector<RemoteWriteSeries>().swap(series_);
   std::vector<Label>().swap(labels_);
+  std::vector<std::string_view>().swap(label_fields_);
   std::string().swap(message_);
 }
 

@@ -70,6 +70,21 @@ struct RemoteWriteSeries {
   std::string_view raw_labels;
   std::uint64_t index = 0;  // position among the request's TimeSeries
   std::uint64_t samples = 0;
+  // Set when KnownLabelSets vouched for raw_labels (their labels were then not checked again),
+  // with the token it gave.
+  bool known = false;
+  std::uint64_t known_token = 0;
+};
+
+// Label sets a caller has already seen valid, asked by RemoteWriteDecoder::Decode() so that the
+// labels of a series it knows are not parsed and checked again in every request (the same
+// clients send the same series over and over: checking them was a quarter of remote write's CPU).
+class KnownLabelSets {
+ public:
+  virtual ~KnownLabelSets() = default;
+  // True when these exact label-field bytes (RemoteWriteSeries::raw_labels) passed the checks of
+  // an earlier Decode(); `*token` is handed back in RemoteWriteSeries::known_token.
+  virtual bool Known(std::string_view raw_labels, std::uint64_t* token) = 0;
 };
 
 // Reads protobuf wire format from a buffer (ingest/remote_write_format.h). Every read checks
@@ -166,8 +181,10 @@ class RemoteWriteDecoder {
   // past snappy's worst-case expansion of that much is too large too); `limit_name` names the
   // limit in the message. On an error, message() says what is wrong and where (the series, the
   // label or sample, the byte offset).
+  // `known`, when given, is asked about each series with samples whose label fields are
+  // contiguous; a series it vouches for is not checked again.
   RemoteWriteError Decode(std::string_view body, std::uint64_t max_decoded_bytes,
-                          std::string_view limit_name);
+                          std::string_view limit_name, KnownLabelSets* known = nullptr);
 
   const std::string& message() const { return message_; }
   const RemoteWriteCounts& counts() const { return counts_; }
@@ -212,7 +229,9 @@ class RemoteWriteDecoder {
   std::size_t buffer_capacity_ = 0;
   std::size_t decoded_bytes_ = 0;
   std::vector<RemoteWriteSeries> series_;
-  std::vector<Label> labels_;  // of the series being validated
+  std::vector<Label> labels_;                   // of the series being validated
+  std::vector<std::string_view> label_fields_;  // its encoded Label messages
+  KnownLabelSets* known_ = nullptr;             // of the current Decode()
   RemoteWriteCounts counts_;
   std::string message_;
 };

@@ -67,6 +67,29 @@ RemoteWriteMetrics& RwMetrics() {
   return metrics;
 }
 
+// The series cache answering the decoder's "seen these label bytes before?": an entry exists only
+// for label fields that passed the checks and resolved, so the decoder skips checking them, and
+// the entry itself comes back as the token (no second lookup).
+class CachedLabelSets final : public KnownLabelSets {
+ public:
+  explicit CachedLabelSets(const SeriesCache& cache) : cache_(cache) {}
+  bool Known(std::string_view raw_labels, std::uint64_t* token) override {
+    SeriesCache::Entry entry;
+    if (!cache_.Find(SeriesCache::HashPrefix(raw_labels), raw_labels, kRawKey, &entry)) {
+      return false;
+    }
+    *token = static_cast<std::uint64_t>(entry.sid) << 8 | static_cast<std::uint8_t>(entry.type);
+    return true;
+  }
+  static SeriesCache::Entry Unpack(std::uint64_t token) {
+    return SeriesCache::Entry{static_cast<SeriesId>(token >> 8),
+                              static_cast<ValueType>(token & 0xff)};
+  }
+
+ private:
+  const SeriesCache& cache_;
+};
+
 RemoteWriteRejection RejectionOf(RemoteWriteError e) {
   switch (e) {
     case RemoteWriteError::kTooLarge:
@@ -271,8 +294,9 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
 
   std::unique_ptr<State> state = AcquireState();
   State& s = *state;
+  CachedLabelSets known(*s.cache);
   const RemoteWriteError error =
-      s.decoder.Decode(request.body, options_.max_body_bytes, "ingest.max_body_bytes");
+      s.decoder.Decode(request.body, options_.max_body_bytes, "ingest.max_body_bytes", &known);
   if (error != RemoteWriteError::kNone) {
     std::string message = s.decoder.message();
     ReleaseState(std::move(state), /*keep_cache=*/true);
@@ -294,6 +318,10 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
   std::string first_refusal;
   for (std::size_t i = 0; i < series.size(); ++i) {
     const RemoteWriteSeries& one = series[i];
+    if (one.known) {
+      s.resolved[i] = CachedLabelSets::Unpack(one.known_token);
+      continue;
+    }
     std::string_view key = one.raw_labels;
     std::string_view kind = kRawKey;
     std::string_view name;
@@ -349,7 +377,7 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
   }
 
   // Then the samples, batched per shard; a full batch goes at once, the rest at the end.
-  Completion completion;
+  Completion completion(WriteProtocol::kRemoteWrite);
   std::uint64_t type_conflicts = 0;
   auto open_batch = [&](int shard) -> Batch& {
     std::unique_ptr<Batch>& batch = s.open[static_cast<std::size_t>(shard)];

@@ -13,6 +13,10 @@ int g_registered_shards GUARDED_BY(g_live_mu) = 0;
 }  // namespace
 
 void Completion::Done(const AppendResult& result, const Status& status) {
+  if (result.accepted > 0) {
+    Metrics().points_accepted_by_protocol[static_cast<std::size_t>(protocol_)]->Add(
+        result.accepted);
+  }
   MutexLock lock(mu_);
   accepted_ += result.accepted;
   rejected_ += result.rejected();
@@ -41,6 +45,7 @@ std::uint64_t Completion::rejected() const {
 
 ShardSet::ShardSet(Storage& storage, std::uint32_t queue_batches)
     : storage_(storage), queue_batches_(queue_batches == 0 ? 1 : queue_batches) {
+  Metrics();  // registered up front, so /metrics shows the ingest counters before any write
   for (int i = 0; i < storage_.shard_count(); ++i) shards_.push_back(std::make_unique<Shard>());
 }
 

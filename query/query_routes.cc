@@ -20,6 +20,7 @@
 #include "query/export_writer.h"
 #include "query/promql_engine.h"
 #include "query/promql_parser.h"
+#include "query/remote_read.h"
 #include "query/series_catalog.h"
 #include "query/text_format.h"
 #include "query/tsdb_status.h"
@@ -41,10 +42,11 @@ enum class Endpoint {
   kLabels,
   kLabelValues,
   kTsdbStatus,
+  kRemoteRead,
   kCount
 };
 constexpr const char* kEndpointNames[] = {"export", "query",        "query_range", "series",
-                                          "labels", "label_values", "tsdb_status"};
+                                          "labels", "label_values", "tsdb_status", "remote_read"};
 
 struct QueryMetrics {
   Counter* queries[static_cast<int>(Endpoint::kCount)];
@@ -222,7 +224,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
       : storage_(storage),
         options_(options),
         catalog_(storage.index()),
-        storage_retention_(GoDuration(storage.options().retention_s * 1000)) {}
+        storage_retention_(GoDuration(storage.options().retention_s * 1000)),
+        remote_read_(storage, options) {}
 
   // Wraps a handler with the concurrency cap and the query metrics.
   HttpHandler Limited(Endpoint endpoint, void (QueryApi::*method)(const HttpRequest&, HttpReply&)) {
@@ -403,6 +406,10 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
                      std::int64_t end_ns, std::vector<SeriesRef>* out, HttpReply& reply) {
     std::vector<SeriesId> ids;
     return CatalogIds(selectors, start_ns, end_ns, &ids, reply) && DescribeAll(ids, out, reply);
+  }
+
+  void RemoteRead(const HttpRequest& request, HttpReply& reply) {
+    remote_read_.Handle(request, reply);
   }
 
   void Export(const HttpRequest& request, HttpReply& reply) {
@@ -925,6 +932,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   SeriesCatalog catalog_;
   const std::string storage_retention_;  // Go duration text, "0s" when kept forever
   std::atomic<std::uint32_t> in_flight_{0};
+  const RemoteReadHandler remote_read_;  // POST /api/v1/read (query/remote_read.h)
 };
 
 InFlight::InFlight(QueryApi& api, Endpoint endpoint)
@@ -965,6 +973,8 @@ void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOption
     router.AddPrefix(verb, "/api/v1/label/",
                      api->Limited(Endpoint::kLabelValues, &QueryApi::LabelValues));
   }
+  router.Add(http::verb::post, "/api/v1/read",
+             api->Limited(Endpoint::kRemoteRead, &QueryApi::RemoteRead));
   router.Add(http::verb::get, "/api/v1/status/buildinfo", BuildInfo);
   for (http::verb verb : {http::verb::get, http::verb::post}) {
     router.Add(verb, "/api/v1/query_exemplars",

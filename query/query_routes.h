@@ -8,6 +8,8 @@
 //   GET  /api/v1/label/<name>/values    values of one label
 //   GET  /api/v1/status/buildinfo       version information (Grafana's data source reads it)
 //   GET  /api/v1/status/tsdb            cardinality statistics
+//   POST /api/v1/read                   Prometheus remote read (query/remote_read.h; its errors
+//                                       are plain text, as Prometheus' own)
 //
 // (The node's operations endpoints, /metrics, /health, /debug/..., are node/ops_routes.h.)
 //

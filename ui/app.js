@@ -387,7 +387,9 @@
       focus: {alpha: 0.35},
       scales: {x: {time: true}},
       legend: {live: true},
-      axes: [{}, {size: 70, values: (u, splits) => splits.map((v) => fmtNum(v, 3))}],
+      // Time ticks at least 80px apart: the first tick's label carries the date, and at uPlot's
+      // default 50px it ran into the next tick's label whenever that one started a new minute.
+      axes: [{space: 80}, {size: 70, values: (u, splits) => splits.map((v) => fmtNum(v, 3))}],
       series: [{label: 'time', value: (u, v) => (v === null || v === undefined ? '–' : isoTime(v))}].concat(result.map((s, i) => ({
         label: seriesName(s.metric),
         stroke: kPalette[i % kPalette.length],
@@ -408,9 +410,14 @@
     };
     container.replaceChildren();
     const plot = new uPlot(opts, data, container);
-    const resize = () => plot.setSize({width: Math.max(280, container.clientWidth), height: opts.height});
-    window.addEventListener('resize', resize);
-    return () => { window.removeEventListener('resize', resize); plot.destroy(); };
+    // The container, not the window: a vertical scrollbar that appears once the chart is in the page
+    // (Firefox's scrollbars take layout width) narrows the container without a window resize.
+    const observer = new ResizeObserver(() => {
+      const w = Math.max(280, container.clientWidth);
+      if (w !== plot.width) plot.setSize({width: w, height: opts.height});
+    });
+    observer.observe(container);
+    return () => { observer.disconnect(); plot.destroy(); };
   }
 
   // ---- Explore -------------------------------------------------------------------------
@@ -762,6 +769,8 @@
         el('div', {class: 's'}, unit + ' · total ', el('span', {'data-metric': key, 'data-value': String(metrics.get(key) ?? '')},
           metrics.has(key) ? fmtInt(metrics.get(key)) : '–')));
     }
+    // The sample of points accepted over one protocol ("tcp", "http" or "remote_write").
+    const byProtocol = (protocol) => `ingot_points_accepted_by_protocol_total{protocol="${protocol}"}`;
     function reasonTable(id, metrics, names) {
       const rows = [];
       for (const [what, name] of names) {
@@ -801,12 +810,16 @@
         };
         root.replaceChildren(
           el('h2', {}, 'Ingest'),
+          el('div', {class: 'cards', id: 'protocol-cards'},
+            rateCard('Points accepted /s over TCP (line protocol)', metrics, byProtocol('tcp'), dt, 'points/s'),
+            rateCard('Points accepted /s over HTTP /write', metrics, byProtocol('http'), dt, 'points/s'),
+            rateCard('Points accepted /s over remote write', metrics, byProtocol('remote_write'), dt, 'points/s'),
+            rateCard('Points accepted /s (all protocols)', metrics, 'ingot_points_accepted_total', dt, 'points/s')),
           el('div', {class: 'cards', id: 'ingest-cards'},
             rateCard('Line protocol points /s (TCP and HTTP)', metrics, 'ingot_points_received_total', dt, 'points/s'),
             rateCard('Line protocol lines /s', metrics, 'ingot_lines_total', dt, 'lines/s'),
             rateCard('HTTP /write requests /s', metrics, 'ingot_http_write_requests_total', dt, 'requests/s'),
             rateCard('Remote write samples /s', metrics, 'ingot_remote_write_samples_total', dt, 'samples/s'),
-            rateCard('Points accepted /s (all protocols)', metrics, 'ingot_points_accepted_total', dt, 'points/s'),
             card('Open TCP connections', metrics, 'ingot_connections')),
           el('h2', {}, 'Accepted and rejected'),
           el('div', {class: 'panel'}, reasonTable('rejections', metrics, [

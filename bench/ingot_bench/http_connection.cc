@@ -73,13 +73,17 @@ class HttpWriteSink final : public Sink {
  public:
   HttpWriteSink(asio::io_context& ioc, const Target& target, const SinkOptions& options)
       : connection_(ioc, target.host, target.port, options.timeout_ns),
-        request_target_(WriteRequestTarget(target, options.db)) {}
+        request_target_(options.remote_write ? target.path
+                                             : WriteRequestTarget(target, options.db)),
+        remote_write_(options.remote_write) {}
 
   asio::awaitable<SendResult> Send(std::string_view lines) override {
     SendResult result;
     const Clock::time_point begin = Clock::now();
-    result.failure = co_await connection_.RoundTrip(http::verb::post, request_target_, lines,
-                                                    "text/plain; charset=utf-8", &response_);
+    result.failure = co_await connection_.RoundTrip(
+        http::verb::post, request_target_, lines,
+        remote_write_ ? "application/x-protobuf" : "text/plain; charset=utf-8", &response_,
+        remote_write_);
     if (!result.failure.ok()) co_return result;
     result.latency_us =
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - begin).count();
@@ -98,6 +102,7 @@ class HttpWriteSink final : public Sink {
  private:
   HttpConnection connection_;
   std::string request_target_;
+  const bool remote_write_;
   HttpConnection::Response response_;
 };
 
@@ -149,7 +154,7 @@ asio::awaitable<IoFailure> HttpConnection::EnsureConnected() {
 asio::awaitable<IoFailure> HttpConnection::RoundTrip(http::verb verb, std::string_view target,
                                                      std::string_view body,
                                                      std::string_view content_type,
-                                                     Response* response) {
+                                                     Response* response, bool remote_write) {
   IoFailure failure = co_await EnsureConnected();
   if (!failure.ok()) co_return failure;
 
@@ -163,6 +168,10 @@ asio::awaitable<IoFailure> HttpConnection::RoundTrip(http::verb verb, std::strin
     request.set(http::field::content_type,
                 beast::string_view(content_type.data(), content_type.size()));
     request.body() = boost::beast::span<const char>(body.data(), body.size());
+  }
+  if (remote_write) {
+    request.set(http::field::content_encoding, "snappy");
+    request.set("X-Prometheus-Remote-Write-Version", "0.1.0");
   }
   request.prepare_payload();
 

@@ -37,7 +37,7 @@ class HttpConnection {
   // capacity of response->body.
   asio::awaitable<IoFailure> RoundTrip(http::verb verb, std::string_view target,
                                        std::string_view body, std::string_view content_type,
-                                       Response* response);
+                                       Response* response, bool remote_write = false);
   void Close();
 
  private:
@@ -72,6 +72,9 @@ class Sink {
 struct SinkOptions {
   std::string db = "bench";  // InfluxDB 1.x database name for HTTP /write
   int64_t timeout_ns = 30'000'000'000;
+  // HTTP targets: batches are Prometheus remote-write bodies (snappy protobuf), POSTed to the
+  // target URL as is with remote write's headers.
+  bool remote_write = false;
 };
 
 // REQUIRES: `target` parsed by ParseTarget; `ioc` outlives the sink.

@@ -11,6 +11,7 @@
 #include "bench/ingot_bench/batch_source.h"
 #include "bench/ingot_bench/http_connection.h"
 #include "bench/ingot_bench/progress.h"
+#include "bench/ingot_bench/remote_write_source.h"
 
 namespace ingot::bench {
 namespace {
@@ -112,6 +113,29 @@ Status ValidateIngestOptions(const IngestOptions& o) {
   if (o.connections == 0) return Status::InvalidArgument("--connections must be at least 1");
   if (o.rate_values_per_s < 0) return Status::InvalidArgument("--rate must be >= 0");
   if (o.batch_lines == 0) return Status::InvalidArgument("--batch-lines must be at least 1");
+  if (o.format != kFormatLineProtocol && o.format != kFormatRemoteWrite) {
+    return Status::InvalidArgument("--format must be " + std::string(kFormatLineProtocol) + " or " +
+                                   std::string(kFormatRemoteWrite));
+  }
+  if (o.format == kFormatRemoteWrite) {
+    if (target.kind != Target::Kind::kHttp) {
+      return Status::InvalidArgument(
+          "--format prometheus-remote-write needs an http:// target (e.g. "
+          "http://127.0.0.1:8086/api/v1/write)");
+    }
+    if (!o.file.empty() || o.values == 0 || o.round_robin || o.workload.new_series_ratio != 0 ||
+        o.rate_values_per_s > 0) {
+      return Status::InvalidArgument(
+          "--format prometheus-remote-write encodes the generated workload ahead: it needs "
+          "--points, and takes no --file, --round-robin, --new-series-ratio or --rate");
+    }
+    if (o.workload.interval_ns % 1'000'000 != 0) {
+      return Status::InvalidArgument("--interval must be whole milliseconds for remote write");
+    }
+    if (o.rw_series_per_request == 0 || o.rw_samples_per_series == 0) {
+      return Status::InvalidArgument("--rw-series and --rw-samples must be at least 1");
+    }
+  }
   if (o.file.empty()) {
     if (o.values == 0 && o.duration_ns == 0) {
       return Status::InvalidArgument("the run needs a bound: --points and/or --duration");
@@ -200,7 +224,16 @@ Status RunIngest(const IngestOptions& options, IngestReport* report) {
           options.rate_values_per_s / n / workload.fields * kPacedBatchSeconds;
       batch_lines = std::clamp<size_t>(static_cast<size_t>(paced_lines), 1, batch_lines);
     }
-    if (options.round_robin && n > 1) {
+    if (options.format == kFormatRemoteWrite) {
+      // Encoded here, before the clock starts.
+      for (uint32_t c = 0; c < n; ++c) {
+        const auto begin = static_cast<uint32_t>(uint64_t{workload.hosts} * c / n);
+        const auto end = static_cast<uint32_t>(uint64_t{workload.hosts} * (c + 1) / n);
+        host_ranges.emplace_back(begin, end);
+        sources.push_back(std::make_unique<RemoteWriteSource>(
+            workload, begin, end, options.rw_series_per_request, options.rw_samples_per_series));
+      }
+    } else if (options.round_robin && n > 1) {
       // One generator over every host; its batches dealt to the connections in turn.
       dealer = std::make_unique<RoundRobinDealer>(
           std::make_unique<GeneratedSource>(workload, 0, workload.hosts, batch_lines), n);
@@ -244,6 +277,7 @@ Status RunIngest(const IngestOptions& options, IngestReport* report) {
   SinkOptions sink_options;
   sink_options.db = options.db;
   sink_options.timeout_ns = options.timeout_ns;
+  sink_options.remote_write = options.format == kFormatRemoteWrite;
   meter.Start();
   std::vector<std::thread> threads;
   for (uint32_t c = 0; c < n; ++c) {

@@ -18,6 +18,9 @@
 
 namespace ingot::bench {
 
+inline constexpr std::string_view kFormatLineProtocol = "lp";
+inline constexpr std::string_view kFormatRemoteWrite = "prometheus-remote-write";
+
 struct IngestOptions {
   std::string target = "tcp://127.0.0.1:8089";
   uint32_t connections = 1;
@@ -30,6 +33,11 @@ struct IngestOptions {
   CpuWorkloadOptions workload;   // total_lines is derived from `values`
   std::string file;              // replay this line-protocol file instead of generating
   size_t batch_lines = 5000;
+  // "lp" (line protocol, as the target's scheme says) or "prometheus-remote-write" (snappy protobuf
+  // WriteRequests to an http:// remote-write URL, encoded before the clock starts).
+  std::string format = "lp";
+  uint32_t rw_series_per_request = 500;  // remote write: series per request
+  uint32_t rw_samples_per_series = 1;    // remote write: consecutive samples of each series
   std::string db = "bench";
   int64_t timeout_ns = 30'000'000'000;
   bool quiet = false;

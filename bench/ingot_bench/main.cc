@@ -73,6 +73,14 @@ void AddWorkloadFlags(CLI::App* app, WorkloadFlags* f) {
   app->add_option("--batch-lines", o.batch_lines,
                   "Lines per batch: per HTTP request, per socket write over TCP");
   app->add_option("--db", o.db, "Database name in the HTTP write URL (?db=...&precision=ns)");
+  app->add_option("--format", o.format,
+                  "lp (line protocol over the target's transport) or prometheus-remote-write "
+                  "(snappy protobuf WriteRequests POSTed to an http:// remote-write URL such as "
+                  "http://host:port/api/v1/write; encoded before the clock starts)");
+  app->add_option("--rw-series", o.rw_series_per_request,
+                  "Remote write: series per request (whole hosts of --fields series each)");
+  app->add_option("--rw-samples", o.rw_samples_per_series,
+                  "Remote write: consecutive samples of each series in one request");
   app->add_option("--timeout", f->timeout,
                   "Timeout of one connect, write or response; a connection that fails this "
                   "long without a success gives up");
@@ -132,7 +140,8 @@ int Main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Targets: tcp://host:port (line protocol over TCP), http://host:port/write (InfluxDB 1.x\n"
-      "write API, batches of --batch-lines), null (generate and discard: generator speed).\n"
+      "write API, batches of --batch-lines), null (generate and discard: generator speed);\n"
+      "with --format prometheus-remote-write, http://host:port/api/v1/write.\n"
       "Run 'ingot-bench <command> --help' for the flags of a command.");
 
   // ingest

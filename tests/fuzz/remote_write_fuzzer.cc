@@ -8,7 +8,9 @@
 // A request that decodes is read whole (labels, samples). When the generated parser accepts the
 // same bytes too, both must agree on every series, label and sample bit; and when it accepts
 // bytes whose label sets and timestamps are valid, the decoder must accept them as well (it is
-// never stricter than protobuf about the wire format).
+// never stricter than protobuf about the wire format). A request that decoded is decoded again with
+// every label set vouched for (as the node's series cache does for label bytes it has seen): the
+// answer must be the same.
 #include <snappy.h>
 
 #include <google/protobuf/stubs/logging.h>
@@ -112,6 +114,21 @@ std::vector<Series> FromProtobuf(const prometheus::WriteRequest& request) {
   return out;
 }
 
+// Vouches for the label bytes it was given, as the node's series cache does.
+class Remembered final : public KnownLabelSets {
+ public:
+  std::vector<std::string> known;
+  bool Known(std::string_view raw_labels, std::uint64_t* token) override {
+    for (std::size_t i = 0; i < known.size(); ++i) {
+      if (known[i] == raw_labels) {
+        *token = i;
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -137,7 +154,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::abort();
   }
   std::vector<Series> ours;
-  if (error == RemoteWriteError::kNone) ours = FromDecoder(*decoder);
+  if (error == RemoteWriteError::kNone) {
+    ours = FromDecoder(*decoder);
+    Remembered remembered;
+    for (const RemoteWriteSeries& series : decoder->series()) {
+      if (!series.raw_labels.empty()) remembered.known.emplace_back(series.raw_labels);
+    }
+    if (decoder->Decode(body, kMaxDecodedBytes, "fuzz.limit", &remembered) !=
+            RemoteWriteError::kNone ||
+        FromDecoder(*decoder) != ours) {
+      std::abort();
+    }
+    for (const RemoteWriteSeries& series : decoder->series()) {
+      if (series.raw_labels.empty() == series.known) std::abort();
+    }
+  }
   if (error == RemoteWriteError::kSnappy || error == RemoteWriteError::kTooLarge) return 0;
   const std::string_view decoded = decoder->decoded();
   prometheus::WriteRequest reference;

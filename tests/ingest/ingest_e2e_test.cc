@@ -19,6 +19,7 @@
 #include "chunk/storage.h"
 #include "tests/e2e/node_process.h"
 #include "tests/ingest/ingest_test_util.h"
+#include "tests/ingest/remote_write_test_util.h"
 
 namespace ingot::ingest {
 namespace {
@@ -164,8 +165,8 @@ TEST(IngestE2E, HttpWriteWithGzipPrecisionAndPartialWrites) {
   std::string body;
   for (int i = 0; i < 500; ++i) {
     const double v = i * 0.25 - 17;
-    body += "web,path=/a\\ b v=" + FormatDouble(v) + " " + std::to_string(1'700'000'000'000 + i) +
-            "\n";
+    body +=
+        "web,path=/a\\ b v=" + FormatDouble(v) + " " + std::to_string(1'700'000'000'000 + i) + "\n";
     expected.Add(SeriesKeyOf("web", {{"path", "/a b"}}, "v"), ValueType::kFloat,
                  (1'700'000'000'000 + i) * 1'000'000ll, v);
   }
@@ -190,7 +191,8 @@ TEST(IngestE2E, HttpWriteWithGzipPrecisionAndPartialWrites) {
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.content_type.find("json"), std::string::npos);
 
-  r = HttpPost(http, "/write?precision=ns", "web,path=/p v=1 10\nweb,path=/p v=bad 20\nweb,path=/p v=3 30\n");
+  r = HttpPost(http, "/write?precision=ns",
+               "web,path=/p v=1 10\nweb,path=/p v=bad 20\nweb,path=/p v=3 30\n");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(r.body.rfind("{\"error\":\"partial write: ", 0), 0u) << r.body;
   EXPECT_NE(r.body.find("dropped=1"), std::string::npos) << r.body;
@@ -230,8 +232,8 @@ TEST(IngestE2E, ClientThatWritesAndClosesImmediatelyLosesNothing) {
   std::vector<std::string> payload(kClients);
   std::uint64_t lines = 0;
   for (int c = 0; c < kClients; ++c) {
-    const Workload w = MakeWorkload(100 + static_cast<std::uint64_t>(c), 20, 150,
-                                    "close" + std::to_string(c));
+    const Workload w =
+        MakeWorkload(100 + static_cast<std::uint64_t>(c), 20, 150, "close" + std::to_string(c));
     std::string& p = payload[static_cast<std::size_t>(c)];
     for (const auto& l : w.lines) p += l;
     p.pop_back();  // the last line has no newline: the close ends it
@@ -264,8 +266,8 @@ TEST(IngestE2E, SigkillAfterAcknowledgedHttpWriteLosesNothing) {
                                 "--set", "ingest.string_fields=drop"});
     ASSERT_TRUE(node.ok()) << node.log();
     for (int batch = 0; batch < 5; ++batch) {
-      const Workload w =
-          MakeWorkload(300 + static_cast<std::uint64_t>(batch), 25, 8, "kill" + std::to_string(batch));
+      const Workload w = MakeWorkload(300 + static_cast<std::uint64_t>(batch), 25, 8,
+                                      "kill" + std::to_string(batch));
       std::string body;
       for (const auto& l : w.lines) body += l;
       const auto r = HttpPost(node.http_port(), "/write?db=x", body);
@@ -283,6 +285,61 @@ TEST(IngestE2E, SigkillAfterAcknowledgedHttpWriteLosesNothing) {
   expected.Add(SeriesKeyOf("after", {{"restart", "1"}}, "v"), ValueType::kFloat, 1, 1);
   ASSERT_EQ(again.Stop(SIGTERM), 0) << again.log();
   EXPECT_TRUE(StoredExactly(data_dir, expected));
+}
+
+// Each protocol's points land in its own counter, counted once durable; together they are the
+// node-wide total (no WAL replay here).
+TEST(IngestE2E, AcceptedPointsAreCountedByProtocol) {
+  TempDir dir;
+  NodeProcess node(dir.path() + "/data",
+                   {"--set", "ingest.shards=2", "--set", "ingest.string_fields=drop"});
+  ASSERT_TRUE(node.ok()) << node.log();
+  const unsigned short http = node.http_port();
+  const std::string tcp_sample = "ingot_points_accepted_by_protocol_total{protocol=\"tcp\"}";
+  const std::string http_sample = "ingot_points_accepted_by_protocol_total{protocol=\"http\"}";
+  const std::string remote_sample =
+      "ingot_points_accepted_by_protocol_total{protocol=\"remote_write\"}";
+  EXPECT_EQ(Metric(http, tcp_sample), 0.0);
+  EXPECT_EQ(Metric(http, http_sample), 0.0);
+  EXPECT_EQ(Metric(http, remote_sample), 0.0);
+
+  // Different amounts per protocol, so that no counter can stand in for another.
+  const Workload over_tcp = MakeWorkload(41, 7, 30, "viatcp");
+  std::string payload;
+  for (const auto& l : over_tcp.lines) payload += l;
+  ASSERT_TRUE(TcpSend(node.tcp_port(), payload));
+  WaitForTcpIdle(http, over_tcp.lines.size());
+  EXPECT_EQ(Metric(http, tcp_sample), static_cast<double>(over_tcp.points));
+  EXPECT_EQ(Metric(http, http_sample), 0.0);
+
+  const Workload over_http = MakeWorkload(42, 3, 11, "viahttp");
+  std::string body;
+  for (const auto& l : over_http.lines) body += l;
+  const auto written = HttpPost(http, "/write?precision=ns", body);
+  ASSERT_EQ(written.status, 204) << written.body << written.error;
+  EXPECT_EQ(Metric(http, http_sample), static_cast<double>(over_http.points));
+  EXPECT_EQ(Metric(http, tcp_sample), static_cast<double>(over_tcp.points));
+
+  prometheus::WriteRequest request;
+  std::uint64_t samples = 0;
+  for (int s = 0; s < 5; ++s) {
+    std::vector<std::pair<std::int64_t, double>> points;
+    for (int i = 0; i < 9; ++i) points.emplace_back(1'700'000'000'000 + i * 1000, s + i * 0.5);
+    std::string instance = "i";
+    instance += std::to_string(s);
+    testutil::AddSeries(&request, {{"__name__", "viaremote"}, {"instance", instance}}, points);
+    samples += points.size();
+  }
+  const auto remote =
+      HttpPost(http, "/api/v1/write", testutil::Encode(request), "application/x-protobuf",
+               {{"Content-Encoding", "snappy"}, {"X-Prometheus-Remote-Write-Version", "0.1.0"}});
+  ASSERT_EQ(remote.status, 204) << remote.body << remote.error;
+  EXPECT_EQ(Metric(http, remote_sample), static_cast<double>(samples));
+  EXPECT_EQ(Metric(http, tcp_sample), static_cast<double>(over_tcp.points));
+  EXPECT_EQ(Metric(http, http_sample), static_cast<double>(over_http.points));
+  EXPECT_EQ(Metric(http, "ingot_points_accepted_total"),
+            static_cast<double>(over_tcp.points + over_http.points + samples));
+  ASSERT_EQ(node.Stop(SIGTERM), 0) << node.log();
 }
 
 }  // namespace

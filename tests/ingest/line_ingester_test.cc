@@ -50,7 +50,8 @@ class LineIngesterTest : public ::testing::Test {
   // Feeds `text` as one Consume() (as an HTTP body is) and finishes.
   IngestStats Ingest(std::string_view text, Precision precision = Precision::kNanoseconds,
                      std::size_t max_line_bytes = 64 * 1024) {
-    LineIngester ingester(*shards_, storage_->index(), clock_, precision, max_line_bytes, "test");
+    LineIngester ingester(*shards_, storage_->index(), clock_, precision, max_line_bytes,
+                          WriteProtocol::kTcp, "test");
     ingester.Consume(text);
     ingester.Finish();
     EXPECT_TRUE(ingester.storage_status().ok()) << ingester.storage_status().ToString();
@@ -92,8 +93,8 @@ TEST_F(LineIngesterTest, EveryFieldTypeIsStoredAsItsOwnSeries) {
   const StoredSeries in = Read("m", {{"host", "a"}}, "i");
   ASSERT_TRUE(in.found);
   EXPECT_EQ(in.type, ValueType::kInteger);
-  EXPECT_EQ(in.values, (std::vector<double>{-42.0, 9007199254740992.0, -9223372036854775808.0,
-                                            0.0, 1.0}));
+  EXPECT_EQ(in.values,
+            (std::vector<double>{-42.0, 9007199254740992.0, -9223372036854775808.0, 0.0, 1.0}));
 
   const StoredSeries u = Read("m", {{"host", "a"}}, "u");
   ASSERT_TRUE(u.found);
@@ -117,7 +118,7 @@ TEST_F(LineIngesterTest, IntegerIntoFloatSeriesIsConvertedWhenExact) {
       "conv v=3i 2\n"
       "conv v=7u 3\n"
       "conv v=-9007199254740992i 4\n"
-      "conv v=9007199254740993i 5\n"     // 2^53 + 1: no double holds it
+      "conv v=9007199254740993i 5\n"      // 2^53 + 1: no double holds it
       "conv v=18446744073709551615u 6\n"  // 2^64 - 1: neither
       "conv v=9007199254740993u 7\n"
       "conv v=1152921504606846976i 8\n"   // 2^60: exact
@@ -138,12 +139,12 @@ TEST_F(LineIngesterTest, ConflictingTypesAreRejectedAndCounted) {
   Ingest("ints v=1i 1\nbools v=true 1\nfloats v=1 1\n");
   const std::uint64_t conflicts_before = Metrics().points_type_conflict->Value();
   const IngestStats stats = Ingest(
-      "ints v=2.0 2\n"      // float into integer: rejected even when integral
+      "ints v=2.0 2\n"  // float into integer: rejected even when integral
       "ints v=3i 3\n"
-      "bools v=1i 2\n"      // integer into boolean
-      "bools v=1.0 3\n"     // float into boolean
+      "bools v=1i 2\n"   // integer into boolean
+      "bools v=1.0 3\n"  // float into boolean
       "bools v=f 4\n"
-      "floats v=t 2\n"      // boolean into float
+      "floats v=t 2\n"  // boolean into float
       "floats v=2 3\n");
   EXPECT_EQ(stats.points_rejected, 4u);
   EXPECT_EQ(stats.points, 3u);
@@ -251,7 +252,8 @@ TEST_F(LineIngesterTest, MalformedLinesAreCountedAndSkippedWithoutLosingNeighbou
 
 TEST_F(LineIngesterTest, OverlongLinesAreCountedAndSkipped) {
   const std::string long_line = "long v=2,pad=\"" + std::string(400, 'p') + "\" 2\n";
-  LineIngester ingester(*shards_, storage_->index(), clock_, Precision::kNanoseconds, 256, "test");
+  LineIngester ingester(*shards_, storage_->index(), clock_, Precision::kNanoseconds, 256,
+                        WriteProtocol::kTcp, "test");
   ingester.Consume("long v=1 1\n" + long_line + "long v=3 3\n");
   ingester.OverlongLine(4, 100'000);  // as the TCP server reports one it skipped
   ingester.Consume("long v=5 5\n");
@@ -304,7 +306,7 @@ TEST_F(LineIngesterTest, ManySeriesAcrossShardsInSplitConsumes) {
     }
   }
   LineIngester ingester(*shards_, storage_->index(), clock_, Precision::kNanoseconds, 64 * 1024,
-                        "test");
+                        WriteProtocol::kTcp, "test");
   std::uniform_int_distribution<std::size_t> group(1, 400);
   for (std::size_t i = 0; i < lines.size();) {
     std::string piece;
@@ -327,9 +329,9 @@ TEST_F(LineIngesterTest, ManySeriesAcrossShardsInSplitConsumes) {
   shards_->Stop();
   ASSERT_TRUE(storage_->Close().ok());
   storage_.reset();
-  ASSERT_TRUE(Storage::Open(testutil::TestStorageOptions(dir_.path() + "/data"), 2, clock_,
-                            &storage_)
-                  .ok());
+  ASSERT_TRUE(
+      Storage::Open(testutil::TestStorageOptions(dir_.path() + "/data"), 2, clock_, &storage_)
+          .ok());
   EXPECT_TRUE(expected.Matches(*storage_));
   shards_ = std::make_unique<ShardSet>(*storage_, 4);
   shards_->Start();
@@ -337,8 +339,8 @@ TEST_F(LineIngesterTest, ManySeriesAcrossShardsInSplitConsumes) {
 
 TEST_F(LineIngesterTest, DestroyingWithoutFinishStillDeliversPendingBatches) {
   {
-    LineIngester ingester(*shards_, storage_->index(), clock_, Precision::kNanoseconds,
-                          64 * 1024, "test");
+    LineIngester ingester(*shards_, storage_->index(), clock_, Precision::kNanoseconds, 64 * 1024,
+                          WriteProtocol::kTcp, "test");
     ingester.Consume("nofinish v=1 1\nnofinish v=2 2\n");
   }
   EXPECT_EQ(Read("nofinish", {}, "v").values, (std::vector<double>{1, 2}));

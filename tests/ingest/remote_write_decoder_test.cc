@@ -354,6 +354,57 @@ TEST(RemoteWriteDecoderTest, NoAllocationOnceWarm) {
   EXPECT_EQ(sum, 3u * 50 * 190'000);
 }
 
+// Vouches for the label fields it was told about, handing back their position as the token.
+class FakeKnown final : public KnownLabelSets {
+ public:
+  std::vector<std::string> known;
+  std::vector<std::string> asked;
+  bool Known(std::string_view raw_labels, std::uint64_t* token) override {
+    asked.emplace_back(raw_labels);
+    for (std::size_t i = 0; i < known.size(); ++i) {
+      if (known[i] == raw_labels) {
+        *token = 100 + i;
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+TEST(RemoteWriteDecoderTest, KnownLabelSetsAreNotCheckedAgain) {
+  // Unsorted labels: refused unless the caller vouches for exactly these bytes.
+  const LabelList unsorted = {{"b", "1"}, {"__name__", "m"}};
+  const LabelList sorted = {{"__name__", "m"}, {"b", "2"}};
+  const std::string body =
+      Snappy(PbWriter()
+                 .Bytes(1, PbSeries(sorted, {{1000, std::bit_cast<std::uint64_t>(1.0)}}))
+                 .Bytes(1, PbSeries(unsorted, {{2000, std::bit_cast<std::uint64_t>(2.0)}}))
+                 .Bytes(1, PbSeries(unsorted, {}))
+                 .str());
+  RemoteWriteDecoder decoder;
+  FakeKnown known;
+  EXPECT_EQ(decoder.Decode(body, kLimit, "x", &known), RemoteWriteError::kLabels);
+  EXPECT_NE(decoder.message().find("timeseries[1]"), std::string::npos) << decoder.message();
+  // Only series with samples are asked about.
+  ASSERT_EQ(known.asked.size(), 2u);
+  known.known = {known.asked[1]};
+  ASSERT_EQ(decoder.Decode(body, kLimit, "x", &known), RemoteWriteError::kLabels);
+  // The series without samples is still checked.
+  EXPECT_NE(decoder.message().find("timeseries[2]"), std::string::npos) << decoder.message();
+  const std::string two =
+      Snappy(PbWriter()
+                 .Bytes(1, PbSeries(sorted, {{1000, std::bit_cast<std::uint64_t>(1.0)}}))
+                 .Bytes(1, PbSeries(unsorted, {{2000, std::bit_cast<std::uint64_t>(2.0)}}))
+                 .str());
+  ASSERT_EQ(decoder.Decode(two, kLimit, "x", &known), RemoteWriteError::kNone) << decoder.message();
+  ASSERT_EQ(decoder.series().size(), 2u);
+  EXPECT_FALSE(decoder.series()[0].known);
+  EXPECT_TRUE(decoder.series()[1].known);
+  EXPECT_EQ(decoder.series()[1].known_token, 100u);
+  // Without the oracle, everything is checked.
+  EXPECT_EQ(decoder.Decode(two, kLimit, "x"), RemoteWriteError::kLabels);
+}
+
 // Checks that `body` either fails cleanly or decodes to what protobuf parses.
 void DecodeOrRefuse(RemoteWriteDecoder* decoder, std::string_view body) {
   const RemoteWriteError e = decoder->Decode(body, kLimit, "x");

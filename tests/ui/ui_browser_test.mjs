@@ -1,8 +1,10 @@
-// The web UI in a real browser (Debian's headless Chromium driven by puppeteer-core) against the
-// real ingotd, with data written over line protocol on its TCP listener.
+// The web UI in a real browser against the real ingotd, with data written as line protocol over
+// its TCP listener and over HTTP /write. The browser is Debian's headless Chromium (driven over
+// the DevTools protocol) or Firefox ESR (driven over WebDriver BiDi), both by puppeteer-core; the
+// same checks run in each.
 //
 //   node tests/ui/ui_browser_test.mjs --ingotd build/node/ingotd --modules ui/node_modules \
-//        --out build/ui-screenshots [--chromium /usr/bin/chromium]
+//        --out build/ui-screenshots/chromium [--browser chromium|firefox] [--executable PATH]
 //
 // Each page is checked against the node's own answers: Explore's lines, legend and hover values
 // against /api/v1/query_range, the series browser against what was written, the status page
@@ -27,10 +29,19 @@ function arg(name, fallback) {
 const ingotdPath = path.resolve(arg('ingotd'));
 const modulesDir = path.resolve(arg('modules'));
 const outDir = path.resolve(arg('out'));
-const chromiumPath = arg('chromium', '/usr/bin/chromium');
+const browserName = arg('browser', 'chromium');
+const kBrowsers = {
+  chromium: {path: '/usr/bin/chromium', fix: 'run ./dev deps (Debian package chromium)'},
+  firefox: {path: '/usr/bin/firefox-esr', fix: 'run ./dev deps (Debian package firefox-esr)'},
+};
+if (!kBrowsers[browserName]) {
+  console.error(`--browser must be one of ${Object.keys(kBrowsers).join(', ')}, not ${browserName}`);
+  process.exit(1);
+}
+const browserPath = arg('executable', kBrowsers[browserName].path);
 
 for (const [what, p, fix] of [['ingotd', ingotdPath, 'build it'],
-  ['Chromium', chromiumPath, 'run ./dev deps (Debian package chromium)'],
+  [browserName, browserPath, kBrowsers[browserName].fix],
   ['puppeteer-core', path.join(modulesDir, 'puppeteer-core'), 'run ./dev deps (npm ci in ui/)']]) {
   if (!fs.existsSync(p)) {
     console.error(`${what} is missing at ${p}: ${fix}`);
@@ -44,6 +55,63 @@ const kPoints = 1200;  // per float series: one sealed chunk (1024) and an open 
 const kIntPoints = 1100;
 const now = Math.floor(Date.now() / 1000);
 const t0 = now - 1500;  // inside the last hour: every preset from 1h on shows all points
+
+// Everything in the browser runs against this node only; the machine may have no network at all,
+// so Firefox's own background traffic (updates, telemetry, captive-portal and connectivity probes,
+// safe-browsing lists, remote settings, push) is switched off on top of puppeteer's defaults.
+const kFirefoxPrefs = {
+  'app.update.auto': false,
+  'app.update.enabled': false,
+  'app.update.staging.enabled': false,
+  'app.normandy.enabled': false,
+  'app.shield.optoutstudies.enabled': false,
+  'browser.discovery.enabled': false,
+  'browser.newtabpage.activity-stream.feeds.telemetry': false,
+  'browser.newtabpage.activity-stream.telemetry': false,
+  'browser.ping-centre.telemetry': false,
+  'browser.region.network.url': '',
+  'browser.region.update.enabled': false,
+  'browser.safebrowsing.provider.google.updateURL': '',
+  'browser.safebrowsing.provider.google4.updateURL': '',
+  'browser.safebrowsing.provider.mozilla.updateURL': '',
+  'browser.safebrowsing.update.enabled': false,
+  'datareporting.healthreport.uploadEnabled': false,
+  'datareporting.policy.dataSubmissionEnabled': false,
+  'dom.push.connection.enabled': false,
+  'extensions.blocklist.enabled': false,
+  'extensions.getAddons.cache.enabled': false,
+  'media.gmp-gmpopenh264.enabled': false,
+  'messaging-system.rsexperimentloader.enabled': false,
+  'network.captive-portal-service.enabled': false,
+  'network.connectivity-service.enabled': false,
+  'network.dns.disablePrefetch': true,
+  'network.prefetch-next': false,
+  'network.trr.mode': 5,
+  'services.settings.server': 'http://127.0.0.1:9/',
+  'toolkit.telemetry.archive.enabled': false,
+  'toolkit.telemetry.enabled': false,
+  'toolkit.telemetry.server': '',
+  'toolkit.telemetry.unified': false,
+  'toolkit.telemetry.updatePing.enabled': false,
+};
+
+let profileDir = null;
+
+function launchBrowser() {
+  const userDataDir = profileDir = fs.mkdtempSync(path.join(os.tmpdir(), `ingot-ui-${browserName}-`));
+  if (browserName === 'firefox') {
+    return puppeteer.launch({browser: 'firefox', executablePath: browserPath, headless: true, userDataDir,
+      extraPrefsFirefox: kFirefoxPrefs});
+  }
+  return puppeteer.launch({
+    executablePath: browserPath,
+    headless: true,
+    userDataDir,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage'],
+  });
+}
 
 let node = null;
 let dataDir = null;
@@ -133,26 +201,24 @@ before(async () => {
     }
     written.set(`ui_cpu_usage{dc="west",host="${host}"}`, points);
   }
+  await sendLines(lines);
+  // The counter goes over HTTP /write, so that the status page has two protocols to tell apart.
   const counter = [];
+  const body = [];
   for (let i = 0; i < kIntPoints; i++) {
-    lines.push(`ui_req,path=/api count=${i * 7}i ${t0 + i}000000000`);
+    body.push(`ui_req,path=/api count=${i * 7}i ${t0 + i}`);
     counter.push([t0 + i, String(i * 7)]);
   }
   written.set('ui_req_count{path="/api"}', counter);
-  await sendLines(lines);
+  const res = await fetch(`${base}/write?precision=s`, {method: 'POST', body: body.join('\n')});
+  assert.equal(res.status, 204, await res.text());
   const total = kHosts.length * kPoints + kIntPoints;
   await eventually(async () => {
     const m = /^ingot_points_accepted_total (\d+)/m.exec(await (await fetch(base + '/metrics')).text());
     return m && Number(m[1]) === total;
   }, 'the node to accept every point');
-  browser = await puppeteer.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    userDataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ingot-ui-chromium-')),
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--disable-dev-shm-usage'],
-  });
+  browser = await launchBrowser();
+  console.log(`browser: ${await browser.version()} (${browserPath})`);
 });
 
 after(async () => {
@@ -164,6 +230,7 @@ after(async () => {
     await exited;
   }
   if (dataDir) fs.rmSync(dataDir, {recursive: true, force: true});
+  if (profileDir) fs.rmSync(profileDir, {recursive: true, force: true});
 });
 
 // Colours of the chart's lines found on its canvas, out of `colors` ("#rrggbb").
@@ -394,7 +461,9 @@ test('The status page shows the numbers /metrics has', async () => {
     if (m) metrics.set(m[1], m[2]);
   }
   const keys = new Set(shown.map(([k]) => k));
-  for (const must of ['ingot_points_accepted_total', 'ingot_series', 'ingot_head_points', 'ingot_chunk_bytes_on_disk',
+  const byProtocol = (p) => `ingot_points_accepted_by_protocol_total{protocol="${p}"}`;
+  for (const must of ['ingot_points_accepted_total', byProtocol('tcp'), byProtocol('http'), byProtocol('remote_write'),
+    'ingot_series', 'ingot_head_points', 'ingot_chunk_bytes_on_disk',
     'ingot_wal_bytes_written_total', 'ingot_checkpoints_total', 'ingot_points_received_total',
     'ingot_points_rejected_total{reason="too_old"}', 'ingot_lines_rejected_total{reason="malformed"}']) {
     assert.ok(keys.has(must), 'the page shows ' + must);
@@ -406,6 +475,16 @@ test('The status page shows the numbers /metrics has', async () => {
   const byKey = new Map(shown.map(([k, v, t]) => [k, t]));
   assert.equal(byKey.get('ingot_points_accepted_total'), (kHosts.length * kPoints + kIntPoints).toLocaleString('en-US'));
   assert.equal(byKey.get('ingot_series'), '4');
+  // Per protocol: the gauges over TCP, the counter over HTTP, nothing over remote write.
+  assert.equal(byKey.get(byProtocol('tcp')), (kHosts.length * kPoints).toLocaleString('en-US'));
+  assert.equal(byKey.get(byProtocol('http')), kIntPoints.toLocaleString('en-US'));
+  assert.equal(byKey.get(byProtocol('remote_write')), '0');
+  // Each protocol has its rate, a number once a second scrape gave two samples to divide.
+  await page.waitForFunction(() => Number(document.querySelector('#status-updated').dataset.refreshes) >= 2);
+  for (const p of ['tcp', 'http', 'remote_write']) {
+    const r = await page.$eval(`[data-rate='${byProtocol(p)}']`, (e) => e.textContent);
+    assert.match(r, /^\d[\d,]*(\.\d+)?$/, `${p} rate: ${r}`);
+  }
   // Build info and the effective configuration.
   const build = (await getJson('/api/v1/status/buildinfo')).body.data;
   const buildText = await page.$eval('#build-info', (e) => e.textContent);
@@ -475,7 +554,10 @@ test('Pages fit a phone screen and are keyboard reachable', async () => {
     await page.goto(`${base}/ui/${hash}`);
     await page.waitForSelector({explore: '#panel-chart canvas', series: '#series-table', status: '#storage-cards',
       codec: '.chunk-table'}[name]);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    // Layout width, without a classic scrollbar (Firefox's take 12px of it); measured after two
+    // frames, so that the chart has followed its container.
+    const overflow = await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() =>
+      requestAnimationFrame(() => resolve(document.documentElement.scrollWidth - document.documentElement.clientWidth)))));
     assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the phone`);
     await shot(page, 'phone-' + name);
   }
