@@ -4,6 +4,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <span>
 
 #include "chunk/chunk_format.h"
 #include "chunk/storage_metrics.h"
@@ -50,11 +51,35 @@ double BitsToDouble(ValueType type, std::uint64_t bits) {
   return static_cast<double>(static_cast<std::int64_t>(bits));
 }
 
+// The first index of the suffix of `ts` whose elements satisfy `after` (a predicate that holds
+// from some index on, as "t > x" does on sorted times). Searched from the end with doubling
+// steps, then by bisection: reads usually ask for the newest points (a dashboard's "now"), and
+// a head's older points are then never touched, where a plain binary search would miss the cache
+// about ten times per series on a cold head.
+template <typename After>
+std::size_t SuffixStart(std::span<const std::int64_t> ts, After after) {
+  std::size_t hi = ts.size();  // ts[hi, size) satisfy `after`
+  std::size_t step = 1;
+  while (hi > 0) {
+    const std::size_t probe = hi > step ? hi - step : 0;
+    if (!after(ts[probe])) {
+      // ts[probe] does not: the boundary is in (probe, hi].
+      const auto it = std::partition_point(ts.begin() + static_cast<std::ptrdiff_t>(probe) + 1,
+                                           ts.begin() + static_cast<std::ptrdiff_t>(hi),
+                                           [&](std::int64_t t) { return !after(t); });
+      return static_cast<std::size_t>(it - ts.begin());
+    }
+    hi = probe;
+    step *= 2;
+  }
+  return 0;
+}
+
 }  // namespace
 
 ShardEngine::ShardEngine(int shard_id, int shard_count, const StorageOptions& options,
-                         WalSyncPolicy policy, ChunkStore& store, SeriesIndex& index,
-                         LateSet& late, const Clock& clock)
+                         WalSyncPolicy policy, ChunkStore& store, SeriesIndex& index, LateSet& late,
+                         const Clock& clock)
     : shard_id_(shard_id),
       shard_count_(shard_count),
       options_(options),
@@ -136,9 +161,8 @@ void ShardEngine::ForEachLiveLocked(Fn&& fn) {
     for (std::size_t i = 0; i < kSlotsPerPage; ++i) {
       Slot& slot = heads_[page][i];
       if (!slot.live) continue;
-      const SeriesId sid =
-          (page * kSlotsPerPage + i) * static_cast<std::uint64_t>(shard_count_) +
-          static_cast<std::uint64_t>(shard_id_);
+      const SeriesId sid = (page * kSlotsPerPage + i) * static_cast<std::uint64_t>(shard_count_) +
+                           static_cast<std::uint64_t>(shard_id_);
       fn(sid, slot);
     }
   }
@@ -180,19 +204,19 @@ ShardEngine::Slot* ShardEngine::FindOrCreateLocked(SeriesId sid, ValueType type)
 }
 
 std::size_t ShardEngine::EncodeOldestLocked(HeadBuffer& buffer, std::size_t n,
-                                           std::int64_t cutoff_ns, ChunkHeader* h,
-                                           std::size_t* live_points) {
+                                            std::int64_t cutoff_ns, ChunkHeader* h,
+                                            std::size_t* live_points) {
   const auto ts = buffer.ts().first(n);
   const auto values = buffer.values_bits().first(n);
   // Points that expired while they waited are dropped here rather than sealed into a chunk that
   // the next compaction would delete.
-  const auto expired = static_cast<std::size_t>(
-      std::lower_bound(ts.begin(), ts.end(), cutoff_ns) - ts.begin());
+  const auto expired =
+      static_cast<std::size_t>(std::lower_bound(ts.begin(), ts.end(), cutoff_ns) - ts.begin());
   if (expired > 0) Metrics().points_dropped_retention->Add(expired);
   *live_points = n - expired;
   if (expired == n) return 0;
-  return SealChunk(buffer.type(), ts.subspan(expired), values.subspan(expired), buffer.hint(),
-                   *ws_, seal_buffer_, h);
+  return SealChunk(buffer.type(), ts.subspan(expired), values.subspan(expired), buffer.hint(), *ws_,
+                   seal_buffer_, h);
 }
 
 void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns,
@@ -400,11 +424,11 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
   const auto all_ts = head.ts();
   if (head_first_ts_ns != nullptr) *head_first_ts_ns = all_ts.front();
   if (start_ns > end_ns) return Status::OK();
-  const auto first = std::lower_bound(all_ts.begin(), all_ts.end(), start_ns);
-  const auto last = std::upper_bound(first, all_ts.end(), end_ns);
-  const auto from = static_cast<std::size_t>(first - all_ts.begin());
-  const auto to = static_cast<std::size_t>(last - all_ts.begin());
-  ts->assign(first, last);
+  const std::size_t to = SuffixStart(all_ts, [end_ns](std::int64_t t) { return t > end_ns; });
+  const std::size_t from =
+      SuffixStart(all_ts.first(to), [start_ns](std::int64_t t) { return t >= start_ns; });
+  ts->assign(all_ts.begin() + static_cast<std::ptrdiff_t>(from),
+             all_ts.begin() + static_cast<std::ptrdiff_t>(to));
   values->resize(to - from);
   const auto bits = head.values_bits();
   for (std::size_t i = from; i < to; ++i) (*values)[i - from] = BitsToDouble(head.type(), bits[i]);
