@@ -18,18 +18,23 @@ void AppendEscaped(std::string_view s, std::string* out) {
 bool ReadComponent(std::string_view key, std::size_t* pos, std::string_view stops,
                    std::string* out) {
   out->clear();
+  const auto is_stop = [stops](char c) {
+    for (const char s : stops) {
+      if (c == s) return true;
+    }
+    return false;
+  };
   std::size_t i = *pos;
   while (i < key.size()) {
-    const char c = key[i];
-    if (c == '\\') {
-      if (i + 1 >= key.size()) return false;
-      out->push_back(key[i + 1]);
-      i += 2;
-      continue;
-    }
-    if (stops.find(c) != std::string_view::npos) break;
-    out->push_back(c);
-    ++i;
+    // A run of plain characters goes in at once; keys rarely hold escapes.
+    std::size_t j = i;
+    while (j < key.size() && key[j] != '\\' && !is_stop(key[j])) ++j;
+    out->append(key.data() + i, j - i);
+    i = j;
+    if (i >= key.size() || key[i] != '\\') break;
+    if (i + 1 >= key.size()) return false;
+    out->push_back(key[i + 1]);
+    i += 2;
   }
   *pos = i;
   return true;
@@ -48,9 +53,12 @@ void AppendTags(std::span<const TagView> tags, std::string* out) {
 
 const char* ValueTypeName(ValueType type) noexcept {
   switch (type) {
-    case ValueType::kFloat: return "float";
-    case ValueType::kInteger: return "integer";
-    case ValueType::kBoolean: return "boolean";
+    case ValueType::kFloat:
+      return "float";
+    case ValueType::kInteger:
+      return "integer";
+    case ValueType::kBoolean:
+      return "boolean";
   }
   return "unknown";
 }
