@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "chunk/storage_metrics.h"
-#include "tests/support/point_batch.h"
 #include "tests/chunk/test_util.h"
+#include "tests/support/point_batch.h"
 
 namespace ingot {
 namespace {
@@ -95,6 +95,37 @@ class StorageTest : public ::testing::Test {
   std::unique_ptr<Storage> storage_;
 };
 
+// Head reads search from the newest point backwards: every range over an unsealed head (short
+// and long, at its end, inside, before and past it, on and between points) reads what the model
+// holds.
+TEST_F(StorageTest, HeadRangesReadExactly) {
+  Open();
+  Model model;
+  std::mt19937_64 rng(3);
+  const SeriesId sid = Series("head");
+  std::vector<std::pair<std::int64_t, double>> pts;
+  std::int64_t t = 1000 * kSec;
+  for (int i = 0; i < 700; ++i) {  // fewer than a chunk: all in the head
+    t += 1 + static_cast<std::int64_t>(rng() % kSec);
+    pts.emplace_back(t, static_cast<double>(i));
+    model[sid][t] = static_cast<double>(i);
+  }
+  Write(sid, pts);
+  const std::int64_t first = pts.front().first, last = pts.back().first;
+  for (int k = 0; k < 400; ++k) {
+    const std::int64_t span = last - first + 4;
+    const std::int64_t a =
+        first - 2 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+    const std::int64_t len =
+        k % 2 == 0 ? static_cast<std::int64_t>(rng() % (20 * kSec))
+                   : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(span));
+    ExpectRange(model, sid, a, a + len);
+    ExpectRange(model, sid, last - len, last);  // windows ending at the newest point
+  }
+  ExpectRange(model, sid, last + 1, kMax);
+  ExpectRange(model, sid, kMin, first - 1);
+}
+
 TEST_F(StorageTest, RoundTripsAcrossChunkEdgesAndReopen) {
   Open();
   Model model;
@@ -112,7 +143,8 @@ TEST_F(StorageTest, RoundTripsAcrossChunkEdgesAndReopen) {
     // Several batches of varying size.
     for (std::size_t i = 0; i < pts.size(); i += 300) {
       std::vector<std::pair<std::int64_t, double>> part(
-          pts.begin() + static_cast<long>(i), pts.begin() + static_cast<long>(std::min(i + 300, pts.size())));
+          pts.begin() + static_cast<long>(i),
+          pts.begin() + static_cast<long>(std::min(i + 300, pts.size())));
       const AppendResult r = Write(sid, part);
       EXPECT_EQ(r.accepted, part.size());
     }
@@ -311,13 +343,18 @@ TEST_F(StorageTest, IntegerAndBooleanSeriesReadAsDoublesAndTypesAreEnforced) {
   // Raw access keeps the exact int64.
   auto ws = std::make_unique<codec::Workspace>();
   int chunks = 0;
-  ASSERT_TRUE(storage_->ForEachChunk(ints, kMin, kMax, [&](const ChunkView& view) {
-    std::vector<std::int64_t> ts(view.count()), raw(view.count());
-    INGOT_RETURN_IF_ERROR(Storage::DecodeChunkRaw(view, ts, raw, *ws));
-    for (std::size_t i = 0; i < ts.size(); ++i) EXPECT_EQ(raw[i], ts[i] * 1000 - 700000);
-    ++chunks;
-    return Status::OK();
-  }).ok());
+  ASSERT_TRUE(storage_
+                  ->ForEachChunk(ints, kMin, kMax,
+                                 [&](const ChunkView& view) {
+                                   std::vector<std::int64_t> ts(view.count()), raw(view.count());
+                                   INGOT_RETURN_IF_ERROR(
+                                       Storage::DecodeChunkRaw(view, ts, raw, *ws));
+                                   for (std::size_t i = 0; i < ts.size(); ++i)
+                                     EXPECT_EQ(raw[i], ts[i] * 1000 - 700000);
+                                   ++chunks;
+                                   return Status::OK();
+                                 })
+                  .ok());
   EXPECT_EQ(chunks, 1);
 }
 
@@ -331,11 +368,14 @@ TEST_F(StorageTest, ForEachChunkUsesStraddlingChunkAndBounds) {
   Write(b, pts);
   auto firsts = [&](std::int64_t start, std::int64_t end) {
     std::vector<std::int64_t> out;
-    EXPECT_TRUE(storage_->ForEachChunk(a, start, end, [&](const ChunkView& v) {
-      EXPECT_EQ(v.sid, a);
-      out.push_back(v.first_ts_ns);
-      return Status::OK();
-    }).ok());
+    EXPECT_TRUE(storage_
+                    ->ForEachChunk(a, start, end,
+                                   [&](const ChunkView& v) {
+                                     EXPECT_EQ(v.sid, a);
+                                     out.push_back(v.first_ts_ns);
+                                     return Status::OK();
+                                   })
+                    .ok());
     return out;
   };
   EXPECT_EQ(firsts(kMin, kMax), (std::vector<std::int64_t>{0, 10240, 20480, 30720}));
@@ -356,8 +396,8 @@ TEST_F(StorageTest, ReadsNeitherLoseNorDuplicateWhileSealing) {
     for (int i = 0; i < kPoints; i += 7) {
       std::vector<PointRecord> batch;
       for (int j = i; j < std::min(i + 7, kPoints); ++j) {
-        batch.push_back({sid, j, std::bit_cast<std::uint64_t>(static_cast<double>(j)),
-                         ValueType::kFloat});
+        batch.push_back(
+            {sid, j, std::bit_cast<std::uint64_t>(static_cast<double>(j)), ValueType::kFloat});
       }
       ASSERT_TRUE(storage_->shard(0).Append(batch, nullptr).ok());
     }
@@ -481,18 +521,18 @@ TEST_F(StorageTest, CorruptChunkFailsOnlyReadsThatTouchIt) {
     ASSERT_TRUE(ChunkStore::Open(dir_.path() + "/db", options_, &store).ok());
     const ChunkKey key = EncodeChunkKey(a, 1024);
     std::string value;
-    ASSERT_TRUE(store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key.slice(), &value)
-                    .ok());
+    ASSERT_TRUE(
+        store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key.slice(), &value).ok());
     value[value.size() / 2] ^= 0x10;
-    ASSERT_TRUE(store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key.slice(), value)
-                    .ok());
+    ASSERT_TRUE(
+        store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key.slice(), value).ok());
     // And an unreadable header (unknown version) on b's third chunk.
     const ChunkKey key_b = EncodeChunkKey(b, 2048);
-    ASSERT_TRUE(store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key_b.slice(), &value)
-                    .ok());
+    ASSERT_TRUE(
+        store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key_b.slice(), &value).ok());
     value[0] = 99;
-    ASSERT_TRUE(store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key_b.slice(), value)
-                    .ok());
+    ASSERT_TRUE(
+        store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key_b.slice(), value).ok());
     ASSERT_TRUE(store->Close().ok());
   }
   Open();
@@ -533,10 +573,12 @@ TEST_F(StorageTest, UnreadableCheckpointedHeadIsSkippedAtRecovery) {
     ASSERT_TRUE(ChunkStore::Open(dir_.path() + "/db", options_, &store).ok());
     std::string value;
     const HeadKey key = EncodeHeadKey(a);
-    ASSERT_TRUE(store->db()->Get(rocksdb::ReadOptions(), store->meta_cf(), key.slice(), &value).ok());
+    ASSERT_TRUE(
+        store->db()->Get(rocksdb::ReadOptions(), store->meta_cf(), key.slice(), &value).ok());
     // A byte of the chunk, before the saved hint.
     value[value.size() - codec::kSavedHintBytes - 1] ^= 0x01;
-    ASSERT_TRUE(store->db()->Put(rocksdb::WriteOptions(), store->meta_cf(), key.slice(), value).ok());
+    ASSERT_TRUE(
+        store->db()->Put(rocksdb::WriteOptions(), store->meta_cf(), key.slice(), value).ok());
     ASSERT_TRUE(store->Close().ok());
   }
   Open(1);
