@@ -10,32 +10,22 @@
 //   Label         { string name = 1; string value = 2; }
 //   Sample        { double value = 1; int64 timestamp = 2; }   // milliseconds
 //
-// Every field is a tag (varint: field number << 3 | wire type) followed by its value:
-//
-//   wire type 0  varint              int64 (two's complement in 10 bytes when negative)
-//   wire type 1  8 bytes little end  double
-//   wire type 2  varint length, then that many bytes: string or embedded message
-//   wire type 3  start group ... end group (wire type 4) of the same field: obsolete, skipped
-//   wire type 5  4 bytes
-//
-// Fields may come in any order and repeat; a singular field's last occurrence wins; a known
-// field number with an unexpected wire type is an unknown field, and unknown fields are skipped
-// (protobuf's own rules, so that any conforming encoder is read as protoc's parser reads it).
+// The wire format itself (tags, wire types, skipping unknown fields): config/protobuf_wire.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "config/protobuf_wire.h"
+
 namespace ingot::ingest::remote_write {
 
-enum WireType : std::uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kLengthDelimited = 2,
-  kStartGroup = 3,
-  kEndGroup = 4,
-  kFixed32 = 5,
-};
+using protobuf::kEndGroup;
+using protobuf::kFixed32;
+using protobuf::kFixed64;
+using protobuf::kLengthDelimited;
+using protobuf::kStartGroup;
+using protobuf::kVarint;
 
 // Field numbers (persisted in every client: never renumber).
 inline constexpr std::uint32_t kWriteRequestTimeseries = 1;
@@ -48,10 +38,6 @@ inline constexpr std::uint32_t kLabelName = 1;
 inline constexpr std::uint32_t kLabelValue = 2;
 inline constexpr std::uint32_t kSampleValue = 1;
 inline constexpr std::uint32_t kSampleTimestamp = 2;
-
-// Nested groups skipped at most: protobuf's own recursion limit, so that nothing protobuf reads is
-// refused here.
-inline constexpr int kMaxGroupDepth = 100;
 
 // Prometheus' staleness marker: a NaN with this exact payload ends a series; it is stored as is.
 inline constexpr std::uint64_t kStaleNaNBits = 0x7ff0000000000002ull;

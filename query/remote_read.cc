@@ -75,82 +75,9 @@ RemoteReadMetrics& RrMetrics() {
 
 // ---- protobuf wire format, reading --------------------------------------------------------
 
-// A bounds-checked reader of protobuf wire format; a failed read leaves a static reason.
-class Reader {
- public:
-  explicit Reader(std::string_view bytes)
-      : p_(reinterpret_cast<const std::uint8_t*>(bytes.data())), end_(p_ + bytes.size()) {}
+using protobuf::WireReader;
 
-  bool done() const { return p_ == end_; }
-  const char* error() const { return error_; }
-
-  bool Varint(std::uint64_t* out) {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-      if (p_ == end_) return Fail("truncated varint");
-      const std::uint8_t byte = *p_++;
-      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
-      if (byte < 0x80) {
-        *out = v;
-        return true;
-      }
-    }
-    return Fail("varint longer than 10 bytes");
-  }
-  bool Tag(std::uint32_t* field, std::uint32_t* wire_type) {
-    std::uint64_t tag = 0;
-    if (!Varint(&tag)) return false;
-    if (tag > 0xffffffffu) return Fail("field tag past 32 bits");
-    *field = static_cast<std::uint32_t>(tag >> 3);
-    *wire_type = static_cast<std::uint32_t>(tag & 7);
-    if (*field == 0) return Fail("field number 0");
-    return true;
-  }
-  bool LengthDelimited(std::string_view* out) {
-    std::uint64_t length = 0;
-    if (!Varint(&length)) return false;
-    if (length > static_cast<std::uint64_t>(end_ - p_)) {
-      return Fail("length-delimited field longer than its message");
-    }
-    *out = std::string_view(reinterpret_cast<const char*>(p_), static_cast<std::size_t>(length));
-    p_ += length;
-    return true;
-  }
-  bool Skip(std::uint32_t wire_type) {
-    std::uint64_t ignored = 0;
-    std::string_view bytes;
-    switch (wire_type) {
-      case kVarint:
-        return Varint(&ignored);
-      case kFixed64:
-        return Advance(8);
-      case kLengthDelimited:
-        return LengthDelimited(&bytes);
-      case kFixed32:
-        return Advance(4);
-      default:
-        // Groups (wire types 3 and 4) are proto2's; no remote-read message has them.
-        return Fail("unsupported wire type (group)");
-    }
-  }
-
- private:
-  bool Advance(std::size_t n) {
-    if (static_cast<std::size_t>(end_ - p_) < n) return Fail("truncated fixed-size value");
-    p_ += n;
-    return true;
-  }
-  bool Fail(const char* reason) {
-    error_ = reason;
-    return false;
-  }
-
-  const std::uint8_t* p_;
-  const std::uint8_t* end_;
-  const char* error_ = "";
-};
-
-Status WireError(std::string_view where, const Reader& reader) {
+Status WireError(std::string_view where, const WireReader& reader) {
   return Status::InvalidArgument("malformed protobuf ReadRequest: " + std::string(where) + ": " +
                                  reader.error());
 }
@@ -159,21 +86,21 @@ Status ParseMatcher(std::string_view message, std::size_t query, std::size_t ind
                     LabelMatcher* out) {
   const std::string where =
       "queries[" + std::to_string(query) + "].matchers[" + std::to_string(index) + "]";
-  Reader r(message);
+  WireReader r(message);
   std::uint64_t type = kMatchEqual;
   std::string_view name, value;
   std::uint32_t field = 0, wire_type = 0;
   while (!r.done()) {
-    if (!r.Tag(&field, &wire_type)) return WireError(where, r);
+    if (!r.ReadTag(&field, &wire_type)) return WireError(where, r);
     bool ok;
     if (field == kMatcherType && wire_type == kVarint) {
-      ok = r.Varint(&type);
+      ok = r.ReadVarint(&type);
     } else if (field == kMatcherName && wire_type == kLengthDelimited) {
-      ok = r.LengthDelimited(&name);
+      ok = r.ReadLengthDelimited(&name);
     } else if (field == kMatcherValue && wire_type == kLengthDelimited) {
-      ok = r.LengthDelimited(&value);
+      ok = r.ReadLengthDelimited(&value);
     } else {
-      ok = r.Skip(wire_type);
+      ok = r.Skip(field, wire_type);
     }
     if (!ok) return WireError(where, r);
   }
@@ -203,26 +130,26 @@ Status ParseMatcher(std::string_view message, std::size_t query, std::size_t ind
 
 Status ParseQuery(std::string_view message, std::size_t index, RemoteReadQuery* out) {
   const std::string where = "queries[" + std::to_string(index) + "]";
-  Reader r(message);
+  WireReader r(message);
   std::uint64_t start = 0, end = 0;
   std::uint32_t field = 0, wire_type = 0;
   while (!r.done()) {
-    if (!r.Tag(&field, &wire_type)) return WireError(where, r);
+    if (!r.ReadTag(&field, &wire_type)) return WireError(where, r);
     bool ok;
     if (field == kQueryStartMs && wire_type == kVarint) {
-      ok = r.Varint(&start);
+      ok = r.ReadVarint(&start);
     } else if (field == kQueryEndMs && wire_type == kVarint) {
-      ok = r.Varint(&end);
+      ok = r.ReadVarint(&end);
     } else if (field == kQueryMatchers && wire_type == kLengthDelimited) {
       std::string_view matcher;
-      ok = r.LengthDelimited(&matcher);
+      ok = r.ReadLengthDelimited(&matcher);
       if (ok) {
         LabelMatcher m;
         INGOT_RETURN_IF_ERROR(ParseMatcher(matcher, index, out->selector.matchers.size(), &m));
         out->selector.matchers.push_back(std::move(m));
       }
     } else {
-      ok = r.Skip(wire_type);  // hints: what the node answers does not depend on them
+      ok = r.Skip(field, wire_type);  // hints: what the node answers does not depend on them
     }
     if (!ok) return WireError(where, r);
   }
@@ -235,18 +162,18 @@ Status ParseQuery(std::string_view message, std::size_t index, RemoteReadQuery* 
 }
 
 // Appends the accepted response types of one field occurrence (packed or not) to `*types`.
-bool ReadResponseTypes(Reader& r, std::uint32_t wire_type, std::vector<std::uint64_t>* types) {
+bool ReadResponseTypes(WireReader& r, std::uint32_t wire_type, std::vector<std::uint64_t>* types) {
   std::uint64_t v = 0;
   if (wire_type == kVarint) {
-    if (!r.Varint(&v)) return false;
+    if (!r.ReadVarint(&v)) return false;
     types->push_back(v);
     return true;
   }
   std::string_view packed;
-  if (!r.LengthDelimited(&packed)) return false;
-  Reader p(packed);
+  if (!r.ReadLengthDelimited(&packed)) return false;
+  WireReader p(packed);
   while (!p.done()) {
-    if (!p.Varint(&v)) {
+    if (!p.ReadVarint(&v)) {
       r = p;  // carry the reason
       return false;
     }
@@ -590,15 +517,15 @@ std::string_view Trim(std::string_view s) {
 
 Status ParseRemoteReadRequest(std::string_view protobuf, RemoteReadRequest* out) {
   *out = RemoteReadRequest{};
-  Reader r(protobuf);
+  WireReader r(protobuf);
   std::vector<std::uint64_t> types;
   std::uint32_t field = 0, wire_type = 0;
   while (!r.done()) {
-    if (!r.Tag(&field, &wire_type)) return WireError("ReadRequest", r);
+    if (!r.ReadTag(&field, &wire_type)) return WireError("ReadRequest", r);
     bool ok;
     if (field == kReadRequestQueries && wire_type == kLengthDelimited) {
       std::string_view query;
-      ok = r.LengthDelimited(&query);
+      ok = r.ReadLengthDelimited(&query);
       if (ok) {
         RemoteReadQuery q;
         INGOT_RETURN_IF_ERROR(ParseQuery(query, out->queries.size(), &q));
@@ -608,7 +535,7 @@ Status ParseRemoteReadRequest(std::string_view protobuf, RemoteReadRequest* out)
                (wire_type == kVarint || wire_type == kLengthDelimited)) {
       ok = ReadResponseTypes(r, wire_type, &types);
     } else {
-      ok = r.Skip(wire_type);
+      ok = r.Skip(field, wire_type);
     }
     if (!ok) return WireError("ReadRequest", r);
   }

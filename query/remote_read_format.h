@@ -36,24 +36,21 @@
 //     A frame carries one series (a long one is split over several frames, never interleaved
 //     with another); chunk data is Prometheus' XOR chunk (query/xor_chunk_encoder.h).
 //
-// Protobuf wire types as in ingest/remote_write_format.h: a tag is a varint (field << 3 | wire
-// type); unknown fields are skipped.
+// The wire format itself (tags, wire types, skipping unknown fields): config/protobuf_wire.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "config/protobuf_wire.h"
+
 namespace ingot::remote_read {
 
-enum WireType : std::uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kLengthDelimited = 2,
-  kStartGroup = 3,
-  kEndGroup = 4,
-  kFixed32 = 5,
-};
+using protobuf::kFixed32;
+using protobuf::kFixed64;
+using protobuf::kLengthDelimited;
+using protobuf::kVarint;
 
 // Field numbers (persisted in every client: never renumber).
 inline constexpr std::uint32_t kReadRequestQueries = 1;
