@@ -10,6 +10,8 @@
 
 #include <toml++/toml.h>
 
+#include "config/json_string.h"
+
 namespace ingot {
 namespace {
 
@@ -30,13 +32,29 @@ struct KeyDef {
   std::uint64_t max = 0;
   const char* allowed = "";  // enum: "|"-separated choices
   std::function<void(Options*, const std::string&, std::uint64_t)> set;
+  // The value in `options` as JSON text (durations as "<seconds>s", which reads back the same).
+  std::function<std::string(const Options&)> get;
 };
 
-#define INGOT_STR(field) [](Options* o, const std::string& s, std::uint64_t) { o->field = s; }
+std::string JsonText(std::string_view s) {
+  std::string out;
+  AppendJsonString(s, &out);
+  return out;
+}
+
+#define INGOT_STR(field)                                                 \
+  [](Options* o, const std::string& s, std::uint64_t) { o->field = s; }, \
+      [](const Options& o) { return JsonText(o.field); }
 #define INGOT_U(field)                                  \
   [](Options* o, const std::string&, std::uint64_t v) { \
     o->field = static_cast<decltype(o->field)>(v);      \
-  }
+  },                                                    \
+      [](const Options& o) { return std::to_string(o.field); }
+#define INGOT_SECONDS(field)                            \
+  [](Options* o, const std::string&, std::uint64_t v) { \
+    o->field = static_cast<decltype(o->field)>(v);      \
+  },                                                    \
+      [](const Options& o) { return JsonText(std::to_string(o.field) + "s"); }
 
 const std::vector<KeyDef>& Keys() {
   static const std::vector<KeyDef> keys = {
@@ -68,9 +86,9 @@ const std::vector<KeyDef>& Keys() {
       {"storage.checkpoint_interval_ms", KeyType::kUnsigned, 1000, 86'400'000, "",
        INGOT_U(storage.checkpoint_interval_ms)},
       {"storage.retention", KeyType::kDuration, 0, 100ull * 366 * 86400, "",
-       INGOT_U(storage.retention_s)},
+       INGOT_SECONDS(storage.retention_s)},
       {"storage.late_max_age", KeyType::kDuration, 0, 100ull * 366 * 86400, "",
-       INGOT_U(storage.late_max_age_s)},
+       INGOT_SECONDS(storage.late_max_age_s)},
       {"storage.late_buffer_points", KeyType::kUnsigned, 1024, 1ull << 32, "",
        INGOT_U(storage.late_buffer_points)},
       {"storage.late_compaction_points_per_s", KeyType::kUnsigned, 0, 1ull << 40, "",
@@ -78,7 +96,8 @@ const std::vector<KeyDef>& Keys() {
       {"storage.block_cache_bytes", KeyType::kUnsigned, 0, 1ull << 40, "",
        INGOT_U(storage.block_cache_bytes)},
       {"storage.compact_chunks", KeyType::kBool, 0, 1, "",
-       [](Options* o, const std::string&, std::uint64_t v) { o->storage.compact_chunks = v != 0; }},
+       [](Options* o, const std::string&, std::uint64_t v) { o->storage.compact_chunks = v != 0; },
+       [](const Options& o) { return std::string(o.storage.compact_chunks ? "true" : "false"); }},
       {"limits.max_series", KeyType::kUnsigned, 0, 1ull << 31, "",
        INGOT_U(storage.limits.max_series)},
       {"limits.max_new_series_per_minute", KeyType::kUnsigned, 0, 1ull << 31, "",
@@ -127,6 +146,7 @@ const std::vector<KeyDef>& Keys() {
 
 #undef INGOT_STR
 #undef INGOT_U
+#undef INGOT_SECONDS
 
 const char* TypeName(KeyType type) {
   switch (type) {
@@ -466,6 +486,19 @@ Status LoadOptions(const std::string& path, const std::vector<std::string>& over
     INGOT_RETURN_IF_ERROR(ApplyOverride(assignment, options));
   }
   return FinishOptions(options);
+}
+
+void ForEachConfigValue(
+    const Options& options,
+    const std::function<void(std::string_view key, const std::string& json)>& fn) {
+  for (const KeyDef& key : Keys()) {
+    const std::string_view name = key.name;
+    if (name == "auth.token" || name == "auth.password") {
+      fn(std::string(name) + "_set", key.get(options) == "\"\"" ? "false" : "true");
+      continue;
+    }
+    fn(name, key.get(options));
+  }
 }
 
 }  // namespace ingot

@@ -5,6 +5,7 @@
 // out-of-range value is an InvalidArgument naming the key, the value and what is allowed.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,14 @@ Status ApplyOverride(std::string_view assignment, Options* options);
 // Parses "30d", "12h", "15m", "45s", "500ms" or a plain number of seconds into seconds (ms are
 // rounded down). Used for durations given as text.
 Status ParseDurationSeconds(std::string_view text, std::int64_t* seconds);
+
+// Every config key with its value in `options`, in the order of conf/ingot.toml: `json` is the
+// value as JSON text (a quoted string, a number, true or false; durations as "<seconds>s"). The
+// secrets auth.token and auth.password are never shown: they come as auth.token_set and
+// auth.password_set, true or false.
+void ForEachConfigValue(
+    const Options& options,
+    const std::function<void(std::string_view key, const std::string& json)>& fn);
 
 // Parses "host:port" with port 0..65535.
 Status ParseListenAddress(std::string_view text, std::string* host, unsigned short* port);

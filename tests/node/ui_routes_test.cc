@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "config/config_loader.h"
 #include "node/config_routes.h"
 #include "tests/query/query_test_util.h"
 
@@ -149,6 +150,14 @@ TEST(ConfigRoutes, EffectiveConfigurationWithoutSecrets) {
   EXPECT_EQ(j["data"]["auth"]["token_set"], true);
   EXPECT_EQ(j["data"]["auth"]["password_set"], true);
   EXPECT_EQ(j["data"]["auth"]["username"], "admin");
+  // Every key the loader knows, under the names conf/ingot.toml uses, and reading back the same.
+  EXPECT_EQ(j["data"]["storage"]["compact_chunks"], true);
+  EXPECT_EQ(j["data"]["storage"]["retention"], std::to_string(options.storage.retention_s) + "s");
+  std::size_t keys = 0;
+  for (const auto& [section, values] : j["data"].items()) keys += values.size();
+  std::size_t known = 0;
+  ForEachConfigValue(options, [&](std::string_view, const std::string&) { ++known; });
+  EXPECT_EQ(keys, known + 1);  // and storage.max_open_files, worked out at start
 }
 
 }  // namespace
