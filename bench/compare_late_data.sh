@@ -53,21 +53,11 @@ done
 
 source "$(dirname "${BASH_SOURCE[0]}")/compare_lib.sh"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/compare-late.XXXXXX")"
 PROBE_PID=""
-cleanup() {
-  local rc=$?
-  [[ -n $PROBE_PID ]] && kill "$PROBE_PID" 2>/dev/null
-  if ((rc != 0)) && [[ -n $SERVER_LOG && -f $SERVER_LOG ]]; then
-    echo "---- last lines of $SERVER_NAME's log ($SERVER_LOG)" >&2
-    tail -n 40 "$SERVER_LOG" >&2 || true
-  fi
-  stop_server
-  if ((KEEP || rc != 0)); then echo "kept in $WORK" >&2; else rm -rf "$WORK"; fi
-  exit "$rc"
+cleanup_extra() {
+  if [[ -n $PROBE_PID ]]; then kill "$PROBE_PID" 2>/dev/null || true; fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work_dir compare-late
 
 TCP_PORT=""
 HTTP_PORT=""

@@ -7,6 +7,31 @@ SERVER_PID=""
 SERVER_NAME=""
 SERVER_LOG=""
 
+# make_work_dir NAME: WORK becomes a new temp dir, and at exit (or on INT/TERM) the server is
+# stopped, the tail of its log shown if the run failed, and WORK removed unless KEEP=1 or the run
+# failed. A script with more to stop at exit defines cleanup_extra.
+make_work_dir() {
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")"
+  trap compare_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+compare_cleanup() {
+  local rc=$?
+  if declare -F cleanup_extra >/dev/null; then cleanup_extra; fi
+  if ((rc != 0)) && [[ -n $SERVER_LOG && -f $SERVER_LOG ]]; then
+    echo "---- last lines of $SERVER_NAME's log ($SERVER_LOG)" >&2
+    tail -n 40 "$SERVER_LOG" >&2 || true
+  fi
+  stop_server
+  if ((${KEEP:-0} || rc != 0)); then
+    echo "data directories and logs kept in $WORK" >&2
+  else
+    rm -rf "$WORK"
+  fi
+  exit "$rc"
+}
+
 stop_server() {
   [[ -n $SERVER_PID ]] || return 0
   kill -TERM "$SERVER_PID" 2>/dev/null || true

@@ -55,24 +55,7 @@ done
 
 source "$(dirname "${BASH_SOURCE[0]}")/compare_lib.sh"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/compare-series.XXXXXX")"
-
-cleanup() {
-  local rc=$?
-  if ((rc != 0)) && [[ -n $SERVER_LOG && -f $SERVER_LOG ]]; then
-    echo "---- last lines of $SERVER_NAME's log ($SERVER_LOG)" >&2
-    tail -n 40 "$SERVER_LOG" >&2 || true
-  fi
-  stop_server
-  if ((KEEP || rc != 0)); then
-    echo "data directories and logs kept in $WORK" >&2
-  else
-    rm -rf "$WORK"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work_dir compare-series
 
 
 # Every run gets the same bytes: line i goes to the new host n<i>, row i/1000 of one-second rows.

@@ -93,24 +93,7 @@ for name in prometheus victoria-metrics prometheus-node-exporter; do
   fi
 done
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/compare-query.XXXXXX")"
-
-cleanup() {
-  local rc=$?
-  if ((rc != 0)) && [[ -n $SERVER_LOG && -f $SERVER_LOG ]]; then
-    echo "---- last lines of $SERVER_NAME's log ($SERVER_LOG)" >&2
-    tail -n 40 "$SERVER_LOG" >&2 || true
-  fi
-  stop_server
-  if ((KEEP || rc != 0)); then
-    echo "data directories and logs kept in $WORK" >&2
-  else
-    rm -rf "$WORK"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work_dir compare-query
 
 DATA_FLAGS=(--counters "$COUNTERS" --histograms "$HISTOGRAMS" --interval "$INTERVAL"
   --duration 24h --start 2024-01-01T00:00:00Z --seed 1)

@@ -73,24 +73,7 @@ done
 
 source "$(dirname "${BASH_SOURCE[0]}")/compare_lib.sh"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/compare-remote-write.XXXXXX")"
-
-cleanup() {
-  local rc=$?
-  if ((rc != 0)) && [[ -n $SERVER_LOG && -f $SERVER_LOG ]]; then
-    echo "---- last lines of $SERVER_NAME's log ($SERVER_LOG)" >&2
-    tail -n 40 "$SERVER_LOG" >&2 || true
-  fi
-  stop_server
-  if ((KEEP || rc != 0)); then
-    echo "data directories and logs kept in $WORK" >&2
-  else
-    rm -rf "$WORK"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+make_work_dir compare-remote-write
 
 # Rows of one sample per series every 10 s, ending an hour before now: VictoriaMetrics accepts
 # samples within its retention and not far in the future, and makes the newest 30 s visible late

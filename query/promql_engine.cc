@@ -28,11 +28,6 @@ constexpr std::int64_t kMinTs = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::int64_t SatSub(std::int64_t a, std::int64_t b) {
-  std::int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) return b > 0 ? kMinTs : kMaxTs;
-  return r;
-}
 std::int64_t SatAdd(std::int64_t a, std::int64_t b) {
   std::int64_t r;
   if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kMaxTs : kMinTs;
@@ -994,13 +989,6 @@ class Engine {
           const bool first = count[k] == 0;
           const double cnt = static_cast<double>(++count[k]);
           switch (a.op) {
-            case AggregateOp::kSum:
-              if (first) {
-                acc[k] = v;
-              } else {
-                acc[k] = KahanSumInc(v, acc[k], &comp[k]);
-              }
-              break;
             case AggregateOp::kAvg:
               if (first) {
                 acc[k] = v;

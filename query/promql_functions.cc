@@ -172,7 +172,7 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   // is Seconds() bit for bit; otherwise pass one calls Seconds() itself and pass two divides by 1.
   bool exact = true;
   for (std::size_t i = 0; i < steps; ++i) {
-    exact &= ends[i] - WindowStart(ends[i], range_ns) < kExactInDouble;
+    exact &= ends[i] - SatSub(ends[i], range_ns) < kExactInDouble;
   }
   for (auto* v :
        {&s.change, &s.first, &s.sampled, &s.to_start, &s.to_end, &s.intervals, &s.window}) {
@@ -182,7 +182,7 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   WindowCursor cursor;
   for (std::size_t i = 0; i < steps; ++i) {
     const std::int64_t end = ends[i];
-    const std::int64_t start = WindowStart(end, range_ns);
+    const std::int64_t start = SatSub(end, range_ns);
     cursor.Move(ts, start, end);
     const std::size_t a = cursor.lo, b = cursor.hi;
     s.window[i] = end - start == range_ns ? window0 : DurationSeconds(end - start);

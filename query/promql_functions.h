@@ -105,12 +105,12 @@ struct WindowCursor {
   bool started_ = false;
 };
 
-// The start of the window that ends at `end`: end - range, saturated at the int64 limits.
-inline std::int64_t WindowStart(std::int64_t end, std::int64_t range_ns) {
+// a - b, saturated at the int64 limits (window starts, offsets and lookbacks near them).
+inline std::int64_t SatSub(std::int64_t a, std::int64_t b) {
   std::int64_t r;
-  if (__builtin_sub_overflow(end, range_ns, &r)) {
-    return range_ns > 0 ? std::numeric_limits<std::int64_t>::min()
-                        : std::numeric_limits<std::int64_t>::max();
+  if (__builtin_sub_overflow(a, b, &r)) {
+    return b > 0 ? std::numeric_limits<std::int64_t>::min()
+                 : std::numeric_limits<std::int64_t>::max();
   }
   return r;
 }
@@ -123,7 +123,7 @@ struct BatchScratch {
 };
 
 // A range function over the windows of one series at every step at once: step i's window is
-// (WindowStart(ends[i], range_ns), ends[i]] over the series' samples ts/vs. Writes out[i] and
+// (SatSub(ends[i], range_ns), ends[i]] over the series' samples ts/vs. Writes out[i] and
 // present[i] for every step, exactly as calling the RangeFunction of the same name on each
 // window would (bit for bit), but with the arithmetic laid out step-major so that it runs in
 // vector registers instead of one latency chain per window. rate, increase and delta have one;
