@@ -1,5 +1,8 @@
 #include "chunk/series_key.h"
 
+#include <array>
+#include <cstdint>
+
 namespace ingot {
 
 namespace {
@@ -13,22 +16,30 @@ void AppendEscaped(std::string_view s, std::string* out) {
   }
 }
 
+// The bytes a component may end at, as bit masks over a byte's class.
+enum : std::uint8_t { kEscape = 1, kComma = 2, kSpace = 4, kEquals = 8 };
+constexpr std::uint8_t kEndsName = kComma | kSpace;
+constexpr std::uint8_t kEndsTagKey = kEquals | kComma | kSpace;
+constexpr std::uint8_t kEndsField = 0;
+constexpr std::array<std::uint8_t, 256> kByteClass = [] {
+  std::array<std::uint8_t, 256> c{};
+  c['\\'] = kEscape;
+  c[','] = kComma;
+  c[' '] = kSpace;
+  c['='] = kEquals;
+  return c;
+}();
+
 // Reads one escaped component starting at `*pos` up to (not including) the first unescaped byte
-// in `stops`; returns false on a dangling escape.
-bool ReadComponent(std::string_view key, std::size_t* pos, std::string_view stops,
-                   std::string* out) {
+// of a class in `stops`; returns false on a dangling escape.
+bool ReadComponent(std::string_view key, std::size_t* pos, std::uint8_t stops, std::string* out) {
   out->clear();
-  const auto is_stop = [stops](char c) {
-    for (const char s : stops) {
-      if (c == s) return true;
-    }
-    return false;
-  };
+  const std::uint8_t special = stops | kEscape;
   std::size_t i = *pos;
   while (i < key.size()) {
-    // A run of plain characters goes in at once; keys rarely hold escapes.
+    // A run of plain bytes goes in at once; keys rarely hold escapes.
     std::size_t j = i;
-    while (j < key.size() && key[j] != '\\' && !is_stop(key[j])) ++j;
+    while (j < key.size() && (kByteClass[static_cast<unsigned char>(key[j])] & special) == 0) ++j;
     out->append(key.data() + i, j - i);
     i = j;
     if (i >= key.size() || key[i] != '\\') break;
@@ -88,22 +99,22 @@ Status ParseSeriesKey(std::string_view key, SeriesKeyParts* out) {
     msg.append(key).append("': ").append(why).append(" at byte ").append(std::to_string(pos));
     return Status::InvalidArgument(msg);
   };
-  if (!ReadComponent(key, &pos, ", ", &out->name)) return bad("dangling escape");
+  if (!ReadComponent(key, &pos, kEndsName, &out->name)) return bad("dangling escape");
   if (out->name.empty()) return bad("empty metric name");
   std::string k, v;
   while (pos < key.size() && key[pos] == ',') {
     ++pos;
-    if (!ReadComponent(key, &pos, "=, ", &k)) return bad("dangling escape");
+    if (!ReadComponent(key, &pos, kEndsTagKey, &k)) return bad("dangling escape");
     if (pos >= key.size() || key[pos] != '=') return bad("tag without '='");
     ++pos;
-    if (!ReadComponent(key, &pos, ", ", &v)) return bad("dangling escape");
+    if (!ReadComponent(key, &pos, kEndsName, &v)) return bad("dangling escape");
     out->tags.emplace_back(k, v);
   }
   if (pos < key.size() && key[pos] == ' ') {
     // Legacy form: the measurement so far, then the field.
     ++pos;
     std::string field;
-    if (!ReadComponent(key, &pos, "", &field)) return bad("dangling escape");
+    if (!ReadComponent(key, &pos, kEndsField, &field)) return bad("dangling escape");
     if (field.empty()) return bad("empty field");
     out->name.append("_").append(field);
     out->legacy = true;

@@ -1097,12 +1097,15 @@ class Engine {
                  const std::vector<std::size_t>& group_of, std::size_t groups, Value* out) {
     const std::size_t n = g.n;
     const bool ratio = a.op == AggregateOp::kLimitRatio;
-    // Ties and limitk's "first k" follow the series' label order, as in Prometheus.
-    std::vector<std::size_t> by_labels(in->vec.size());
-    std::iota(by_labels.begin(), by_labels.end(), 0);
-    std::sort(by_labels.begin(), by_labels.end(), [&](std::size_t x, std::size_t y) {
+    // Ties and limitk's "first k" follow the series' label order, as in Prometheus. Only limitk
+    // needs every series in that order; topk and bottomk compare labels on equal values only.
+    const bool by_value = a.op == AggregateOp::kTopk || a.op == AggregateOp::kBottomk;
+    std::vector<std::size_t> series(in->vec.size());
+    std::iota(series.begin(), series.end(), 0);
+    auto label_less = [&](std::size_t x, std::size_t y) {
       return CompareLabels(in->vec[x].labels, in->vec[y].labels) < 0;
-    });
+    };
+    if (a.op == AggregateOp::kLimitk) std::sort(series.begin(), series.end(), label_less);
     std::vector<std::int64_t> ks(n);
     std::vector<double> ratios(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -1138,26 +1141,28 @@ class Engine {
                      static_cast<double>(std::numeric_limits<std::size_t>::max());
       }
     }
-    // Instant queries keep Prometheus' order: groups as first seen, topk descending, bottomk
-    // ascending.
+    // Instant queries keep Prometheus' order: groups as first seen in label order (by the
+    // label-least member of each), topk descending, bottomk ascending.
     std::vector<std::size_t> order;
-    std::vector<std::size_t> group_order;  // groups as first seen in label order
-    {
-      std::vector<std::uint8_t> seen(groups);
-      for (std::size_t s : by_labels) {
-        if (!seen[group_of[s]]) {
-          seen[group_of[s]] = 1;
-          group_order.push_back(group_of[s]);
-        }
+    std::vector<std::size_t> group_order(groups);
+    std::iota(group_order.begin(), group_order.end(), 0);
+    if (n == 1 && groups > 1) {
+      std::vector<std::size_t> least(groups, in->vec.size());
+      for (std::size_t s : series) {
+        std::size_t& l = least[group_of[s]];
+        if (l == in->vec.size() || label_less(s, l)) l = s;
       }
+      std::sort(group_order.begin(), group_order.end(),
+                [&](std::size_t x, std::size_t y) { return label_less(least[x], least[y]); });
     }
+    std::vector<std::uint8_t> kept(in->vec.size());
     for (std::size_t i = 0; i < n; ++i) {
       INGOT_RETURN_IF_ERROR(Tick());
       for (auto& m : members) m.clear();
-      for (std::size_t s : by_labels) {
+      for (std::size_t s : series) {
         if (in->vec[s].present[i]) members[group_of[s]].push_back(s);
       }
-      std::vector<std::uint8_t> kept(in->vec.size());
+      std::fill(kept.begin(), kept.end(), 0);
       for (std::size_t group : group_order) {
         auto& m = members[group];
         if (m.empty()) continue;
@@ -1171,15 +1176,18 @@ class Engine {
         const std::int64_t k = ks[i];
         if (k < 1) continue;
         const std::size_t take = std::min<std::size_t>(m.size(), static_cast<std::size_t>(k));
-        if (a.op == AggregateOp::kTopk || a.op == AggregateOp::kBottomk) {
+        if (by_value) {
+          // The best values first (NaN last), equal values in label order.
           const bool top = a.op == AggregateOp::kTopk;
-          auto better = [&](std::size_t x, std::size_t y) {
+          auto before = [&](std::size_t x, std::size_t y) {
             const double vx = in->vec[x].v[i], vy = in->vec[y].v[i];
-            if (std::isnan(vx)) return false;
-            if (std::isnan(vy)) return true;
-            return top ? vx > vy : vx < vy;
+            const bool nx = std::isnan(vx), ny = std::isnan(vy);
+            if (nx != ny) return ny;
+            if (!nx && vx != vy) return top ? vx > vy : vx < vy;
+            return label_less(x, y);
           };
-          std::stable_sort(m.begin(), m.end(), better);
+          std::partial_sort(m.begin(), m.begin() + static_cast<std::ptrdiff_t>(take), m.end(),
+                            before);
         }
         for (std::size_t j = 0; j < take; ++j) {
           kept[m[j]] = 1;

@@ -1,8 +1,13 @@
 // The Prometheus-compatible endpoints against a real Storage, through the router (no sockets):
 // every expression kind against hand-computed values, error shapes, limits.
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -567,6 +572,64 @@ TEST_F(QueryApiTest, ManySeriesEvaluateInParallelExactlyAsAlone) {
     const std::string series_json =
         one.body.substr(prefix.size(), one.body.size() - prefix.size() - 4);  // drop "]}}\n"
     EXPECT_NE(all.body.find(series_json), std::string::npos) << series_json;
+  }
+}
+
+// topk and bottomk rank by value and break ties by label set, whatever order the series were
+// written (and so selected) in; groups come out in the order of their label-least member.
+TEST_F(QueryApiTest, TopkAndBottomkBreakTiesByLabelsWhateverTheWriteOrder) {
+  struct Series {
+    std::string grp, host;
+    double value;
+  };
+  std::vector<Series> all;
+  for (int h = 0; h < 40; ++h) {
+    Series s{"g", "h", (h * 7) % 4 * 1.5};
+    s.grp += std::to_string(h % 3);
+    s.host += std::to_string(10 + h);
+    all.push_back(s);
+  }
+  std::mt19937_64 rng(5);
+  std::shuffle(all.begin(), all.end(), rng);
+  for (const Series& s : all) Add("tie", {{"grp", s.grp}, {"host", s.host}}, "v", {{kT0, s.value}});
+  // The expected order, computed here from the definition: (group by its least labels), then
+  // value (descending for topk), then labels (grp, host).
+  auto expect = [&](bool top, bool grouped, std::size_t k) {
+    std::vector<Series> sorted = all;
+    std::sort(sorted.begin(), sorted.end(), [&](const Series& x, const Series& y) {
+      if (grouped && x.grp != y.grp) return x.grp < y.grp;
+      if (x.value != y.value) return top ? x.value > y.value : x.value < y.value;
+      return std::tie(x.grp, x.host) < std::tie(y.grp, y.host);
+    });
+    std::vector<std::string> hosts;
+    std::map<std::string, std::size_t> taken;
+    for (const Series& s : sorted) {
+      if (taken[grouped ? s.grp : ""]++ < k) hosts.push_back(s.host);
+    }
+    return hosts;
+  };
+  auto hosts_of = [](const std::string& body) {
+    std::vector<std::string> hosts;
+    for (std::size_t p = body.find("\"host\":\""); p != std::string::npos;
+         p = body.find("\"host\":\"", p + 1)) {
+      const std::size_t from = p + 8;
+      hosts.push_back(body.substr(from, body.find('"', from) - from));
+    }
+    return hosts;
+  };
+  const std::int64_t at = kT0 / kSec;
+  struct Case {
+    const char* query;
+    bool top, grouped;
+    std::size_t k;
+  };
+  for (const Case& c : {Case{"topk(7, tie_v)", true, false, 7},
+                        Case{"bottomk(6, tie_v)", false, false, 6},
+                        Case{"topk by (grp) (4, tie_v)", true, true, 4},
+                        Case{"bottomk by (grp) (3, tie_v)", false, true, 3}}) {
+    const Response r = Query(c.query, at);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(hosts_of(r.body), expect(c.top, c.grouped, c.k)) << c.query << ": " << r.body;
   }
 }
 
