@@ -623,10 +623,10 @@ TEST_F(QueryApiTest, TopkAndBottomkBreakTiesByLabelsWhateverTheWriteOrder) {
     bool top, grouped;
     std::size_t k;
   };
-  for (const Case& c : {Case{"topk(7, tie_v)", true, false, 7},
-                        Case{"bottomk(6, tie_v)", false, false, 6},
-                        Case{"topk by (grp) (4, tie_v)", true, true, 4},
-                        Case{"bottomk by (grp) (3, tie_v)", false, true, 3}}) {
+  for (const Case& c :
+       {Case{"topk(7, tie_v)", true, false, 7}, Case{"bottomk(6, tie_v)", false, false, 6},
+        Case{"topk by (grp) (4, tie_v)", true, true, 4},
+        Case{"bottomk by (grp) (3, tie_v)", false, true, 3}}) {
     const Response r = Query(c.query, at);
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(hosts_of(r.body), expect(c.top, c.grouped, c.k)) << c.query << ": " << r.body;
