@@ -46,35 +46,6 @@ void EncodePoints(std::span<const PointRecord> batch, std::span<const std::uint8
   }
 }
 
-double BitsToDouble(ValueType type, std::uint64_t bits) {
-  if (type == ValueType::kFloat) return std::bit_cast<double>(bits);
-  return static_cast<double>(static_cast<std::int64_t>(bits));
-}
-
-// The first index of the suffix of `ts` whose elements satisfy `after` (a predicate that holds
-// from some index on, as "t > x" does on sorted times). Searched from the end with doubling
-// steps, then by bisection: reads usually ask for the newest points (a dashboard's "now"), and
-// a head's older points are then never touched, where a plain binary search would miss the cache
-// about ten times per series on a cold head.
-template <typename After>
-std::size_t SuffixStart(std::span<const std::int64_t> ts, After after) {
-  std::size_t hi = ts.size();  // ts[hi, size) satisfy `after`
-  std::size_t step = 1;
-  while (hi > 0) {
-    const std::size_t probe = hi > step ? hi - step : 0;
-    if (!after(ts[probe])) {
-      // ts[probe] does not: the boundary is in (probe, hi].
-      const auto it = std::partition_point(ts.begin() + static_cast<std::ptrdiff_t>(probe) + 1,
-                                           ts.begin() + static_cast<std::ptrdiff_t>(hi),
-                                           [&](std::int64_t t) { return !after(t); });
-      return static_cast<std::size_t>(it - ts.begin());
-    }
-    hi = probe;
-    step *= 2;
-  }
-  return 0;
-}
-
 }  // namespace
 
 ShardEngine::ShardEngine(int shard_id, int shard_count, const StorageOptions& options,
@@ -219,8 +190,21 @@ std::size_t ShardEngine::EncodeOldestLocked(HeadBuffer& buffer, std::size_t n,
                    seal_buffer_, h);
 }
 
+void ShardEngine::ThawLocked(SeriesId sid, HeadBuffer& head) {
+  const Status st = head.Thaw(*ws_);
+  if (st.ok()) return;
+  // Only a damaged process gets here: the segments were encoded by this process a moment ago.
+  // Their points are still in the WAL until the next checkpoint; the head goes on without them.
+  Metrics().chunks_corrupt->Add();
+  Logger("storage")->error("series {}: head buffer dropped, its frozen points do not decode: {}",
+                           sid, st.ToString());
+  head = HeadBuffer(head.type(), head.sealed_any() ? head.newest_sealed_ts_ns()
+                                                   : HeadBuffer::kNoSealedTs);
+}
+
 void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns,
                              AppendResult* result) {
+  ThawLocked(sid, head);
   const std::size_t n = std::min(head.size(), kChunkCapacity);
   StorageMetrics& m = Metrics();
   ChunkHeader h;
@@ -239,6 +223,7 @@ void ShardEngine::SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff
     m.chunk_bytes_written->Add(bytes);
   }
   head.DropFront(n, /*sealed=*/true);
+  head.TrimTail();
 }
 
 std::int64_t ShardEngine::RetentionCutoffNs() const {
@@ -268,7 +253,12 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
       result->rejected_type++;
       continue;
     }
-    if (head.Insert(p.ts_ns, p.bits) == HeadBuffer::InsertResult::kTooOld) {
+    HeadBuffer::InsertResult inserted = head.Insert(p.ts_ns, p.bits);
+    if (inserted == HeadBuffer::InsertResult::kFrozenRange) {
+      ThawLocked(p.sid, head);
+      inserted = head.Insert(p.ts_ns, p.bits);
+    }
+    if (inserted == HeadBuffer::InsertResult::kTooOld) {
       if (p.ts_ns < late_cutoff_ns) {
         result->rejected_too_old++;
         continue;
@@ -280,7 +270,11 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
     }
     result->accepted++;
     slot->dirty = true;
-    if (head.overfull()) SealLocked(p.sid, head, cutoff_ns, result);
+    if (head.overfull()) {
+      SealLocked(p.sid, head, cutoff_ns, result);
+    } else if (head.tail_full()) {
+      head.Freeze(*ws_, seal_buffer_);
+    }
   }
   StorageMetrics& m = Metrics();
   m.points_accepted->Add(result->accepted);
@@ -421,18 +415,9 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
     return Status::OK();
   }
   const HeadBuffer& head = slot->head;
-  const auto all_ts = head.ts();
-  if (head_first_ts_ns != nullptr) *head_first_ts_ns = all_ts.front();
+  if (head_first_ts_ns != nullptr) *head_first_ts_ns = head.first_ts();
   if (start_ns > end_ns) return Status::OK();
-  const std::size_t to = SuffixStart(all_ts, [end_ns](std::int64_t t) { return t > end_ns; });
-  const std::size_t from =
-      SuffixStart(all_ts.first(to), [start_ns](std::int64_t t) { return t >= start_ns; });
-  ts->assign(all_ts.begin() + static_cast<std::ptrdiff_t>(from),
-             all_ts.begin() + static_cast<std::ptrdiff_t>(to));
-  values->resize(to - from);
-  const auto bits = head.values_bits();
-  for (std::size_t i = from; i < to; ++i) (*values)[i - from] = BitsToDouble(head.type(), bits[i]);
-  return Status::OK();
+  return head.ReadRange(start_ns, end_ns, *ws_, ts, values);
 }
 
 Status ShardEngine::PersistHeads() {
@@ -449,6 +434,7 @@ Status ShardEngine::PersistHeadsLocked() {
     MutexLock lock(heads_mu_);
     // Late buffers become late chunks; the synced write below makes them durable with the heads.
     INGOT_RETURN_IF_ERROR(FlushLateLocked());
+    Status failed;  // a frozen segment that did not decode (memory corruption)
     ForEachLiveLocked([&](SeriesId sid, Slot& slot) {
       heads_mu_.AssertHeld();  // held around the loop (the analysis does not
                                // enter lambdas)
@@ -464,14 +450,29 @@ Status ShardEngine::PersistHeadsLocked() {
         // A copy of the hint: a partial buffer should not steer the next real chunk's encoding.
         // The series' own hint is saved after the chunk, for the next chunk after a restart.
         codec::SeriesHint hint = head.hint();
+        std::span<const std::int64_t> ts = head.ts();
+        std::span<const std::uint64_t> bits = head.values_bits();
+        if (head.frozen()) {
+          const std::size_t n = head.size();
+          persist_ts_.resize(n);
+          persist_bits_.resize(n);
+          const Status st = head.Materialize(*ws_, persist_ts_, persist_bits_);
+          if (!st.ok()) {
+            failed = st.WithContext("series " + std::to_string(sid));
+            return;
+          }
+          ts = persist_ts_;
+          bits = persist_bits_;
+        }
         const std::size_t chunk_bytes =
-            SealChunk(head.type(), head.ts(), head.values_bits(), hint, *ws_, seal_buffer_);
+            SealChunk(head.type(), ts, bits, hint, *ws_, seal_buffer_);
         const std::size_t bytes = AppendHeadHint(head.hint(), chunk_bytes, seal_buffer_);
         batch.Put(store_.meta_cf(), key.slice(),
                   rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
       }
       slot.dirty = false;
     });
+    if (!failed.ok()) return failed;
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;

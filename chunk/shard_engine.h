@@ -166,6 +166,9 @@ class ShardEngine {
   Slot* FindOrCreateLocked(SeriesId sid, ValueType type) REQUIRES(heads_mu_);
   template <typename Fn>
   void ForEachLiveLocked(Fn&& fn) REQUIRES(heads_mu_);
+  // Turns a head's frozen segments back into raw points (before sealing it, or inserting among
+  // them).
+  void ThawLocked(SeriesId sid, HeadBuffer& head) REQUIRES(heads_mu_);
   void SealLocked(SeriesId sid, HeadBuffer& head, std::int64_t cutoff_ns, AppendResult* result)
       REQUIRES(heads_mu_);
   // Encodes the oldest `n` points of `buffer` not older than `cutoff_ns` into seal_buffer_; returns
@@ -207,6 +210,9 @@ class ShardEngine {
   std::vector<std::unique_ptr<Slot[]>> heads_ GUARDED_BY(heads_mu_);
   std::size_t live_heads_ GUARDED_BY(heads_mu_) = 0;
   std::vector<std::uint8_t> seal_buffer_ GUARDED_BY(heads_mu_);
+  // A frozen head's points, decoded for its checkpoint.
+  std::vector<std::int64_t> persist_ts_ GUARDED_BY(heads_mu_);
+  std::vector<std::uint64_t> persist_bits_ GUARDED_BY(heads_mu_);
   std::unique_ptr<codec::Workspace> ws_ GUARDED_BY(heads_mu_);
   rocksdb::WriteBatch seal_batch_ GUARDED_BY(heads_mu_);  // reused per Append
   // Series with late points, by id.
