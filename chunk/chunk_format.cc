@@ -67,12 +67,14 @@ Status CheckRegularTimestamps(std::span<const std::int64_t> ts, std::int64_t ste
 
 // Validates the chunk, checks the output size and decodes the timestamps.
 Status DecodeTimestamps(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
-                        std::size_t values_size, ChunkHeader* h, codec::Workspace& ws) {
+                        std::size_t values_size, ChunkHeader* h, codec::Workspace& ws,
+                        ChunkSource source) {
   if (values_size != ts.size()) {
     return Status::InvalidArgument("chunk decode: " + std::to_string(ts.size()) +
                                    " timestamps but " + std::to_string(values_size) + " values");
   }
-  INGOT_RETURN_IF_ERROR(ValidateChunk(chunk, h));
+  INGOT_RETURN_IF_ERROR(source == ChunkSource::kStored ? ValidateChunk(chunk, h)
+                                                      : ParseChunkHeader(chunk, h));
   if (ts.size() != h->count) {
     return Status::InvalidArgument("chunk decode: output holds " + std::to_string(ts.size()) +
                                    " points, chunk has " + std::to_string(h->count));
@@ -250,9 +252,10 @@ Status ValidateChunk(std::span<const std::uint8_t> chunk, ChunkHeader* h) noexce
 }
 
 Status DecodeChunkRaw(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
-                      std::span<std::int64_t> values_raw, codec::Workspace& ws) noexcept {
+                      std::span<std::int64_t> values_raw, codec::Workspace& ws,
+                      ChunkSource source) noexcept {
   ChunkHeader h;
-  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values_raw.size(), &h, ws));
+  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values_raw.size(), &h, ws, source));
   if (h.type != ValueType::kFloat) {
     return codec::DecodeInts(ValueBlock(chunk, h), values_raw, ws).WithContext("chunk values");
   }
@@ -265,9 +268,9 @@ Status DecodeChunkRaw(std::span<const std::uint8_t> chunk, std::span<std::int64_
 }
 
 Status DecodeChunk(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
-                   std::span<double> values, codec::Workspace& ws) noexcept {
+                   std::span<double> values, codec::Workspace& ws, ChunkSource source) noexcept {
   ChunkHeader h;
-  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values.size(), &h, ws));
+  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values.size(), &h, ws, source));
   if (h.type == ValueType::kFloat) {
     // The common case decodes straight into the caller's span.
     return codec::DecodeDoubles(ValueBlock(chunk, h), values, ws).WithContext("chunk values");

@@ -94,16 +94,24 @@ std::span<const std::uint8_t> SplitHeadValue(std::span<const std::uint8_t> value
 // ParseChunkHeader plus the checksum.
 Status ValidateChunk(std::span<const std::uint8_t> chunk, ChunkHeader* header) noexcept;
 
+// Where a chunk's bytes come from: kStored for anything read back from RocksDB (the checksum is
+// verified), kInMemory for bytes this process encoded and kept in memory (a head buffer's frozen
+// segments), where the checksum guards against nothing that the structural and timestamp checks
+// do not, and costs a hash of every byte on every read.
+enum class ChunkSource : std::uint8_t { kStored, kInMemory };
+
 // Validates and decodes the whole chunk. Integer and boolean series come back as doubles.
 // REQUIRES: ts.size() == values.size() == header count (ParseChunkHeader first); a size mismatch is
 // reported as InvalidArgument. After a decode, timestamps are checked to be strictly increasing
 // and to match the header's min/max.
 Status DecodeChunk(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
-                   std::span<double> values, codec::Workspace& ws) noexcept;
+                   std::span<double> values, codec::Workspace& ws,
+                   ChunkSource source = ChunkSource::kStored) noexcept;
 
 // As DecodeChunk, but values come back as their stored 64-bit pattern: double bits for float
 // series, the int64 itself for integer/boolean series.
 Status DecodeChunkRaw(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
-                      std::span<std::int64_t> values_raw, codec::Workspace& ws) noexcept;
+                      std::span<std::int64_t> values_raw, codec::Workspace& ws,
+                      ChunkSource source = ChunkSource::kStored) noexcept;
 
 }  // namespace ingot

@@ -92,7 +92,7 @@ Status DecodeSegment(std::span<const std::uint8_t> bytes, codec::Workspace& ws,
   // The codec writes signed raw values; the buffer holds the same 64 bits unsigned.
   static_assert(sizeof(std::int64_t) == sizeof(std::uint64_t));
   const std::span<std::int64_t> raw(reinterpret_cast<std::int64_t*>(bits.data()), bits.size());
-  Status st = DecodeChunkRaw(bytes, ts, raw, ws);
+  Status st = DecodeChunkRaw(bytes, ts, raw, ws, ChunkSource::kInMemory);
   if (!st.ok()) return st.WithContext("frozen head segment");
   return Status::OK();
 }
@@ -149,13 +149,32 @@ Status HeadBuffer::ReadRange(std::int64_t start_ns, std::int64_t end_ns, codec::
   };
   if (frozen_ != nullptr) {
     std::int64_t seg_ts[kFreezePoints];
-    std::uint64_t seg_bits[kFreezePoints];
+    double seg_values[kFreezePoints];
     for (const Segment& seg : frozen_->segments) {
       if (seg.last_ts_ns < start_ns || seg.first_ts_ns > end_ns) continue;
+      const std::span<const std::uint8_t> bytes(seg.bytes.get(), seg.size);
+      if (seg.first_ts_ns >= start_ns && seg.last_ts_ns <= end_ns) {
+        // Wholly inside: straight into the output.
+        const std::size_t base = out_ts->size();
+        out_ts->resize(base + seg.count);
+        out_values->resize(base + seg.count);
+        INGOT_RETURN_IF_ERROR(DecodeChunk(bytes, std::span(*out_ts).subspan(base),
+                                          std::span(*out_values).subspan(base), ws,
+                                          ChunkSource::kInMemory)
+                                  .WithContext("frozen head segment"));
+        continue;
+      }
       const std::span<std::int64_t> t(seg_ts, seg.count);
-      const std::span<std::uint64_t> b(seg_bits, seg.count);
-      INGOT_RETURN_IF_ERROR(DecodeSegment({seg.bytes.get(), seg.size}, ws, t, b));
-      append(t, b);
+      const std::span<double> v(seg_values, seg.count);
+      INGOT_RETURN_IF_ERROR(DecodeChunk(bytes, t, v, ws, ChunkSource::kInMemory)
+                                .WithContext("frozen head segment"));
+      const std::size_t to = SuffixStart(t, [end_ns](std::int64_t x) { return x > end_ns; });
+      const std::size_t from =
+          SuffixStart(t.first(to), [start_ns](std::int64_t x) { return x >= start_ns; });
+      out_ts->insert(out_ts->end(), t.begin() + static_cast<std::ptrdiff_t>(from),
+                     t.begin() + static_cast<std::ptrdiff_t>(to));
+      out_values->insert(out_values->end(), v.begin() + static_cast<std::ptrdiff_t>(from),
+                         v.begin() + static_cast<std::ptrdiff_t>(to));
     }
   }
   append(ts(), values_bits());
