@@ -142,6 +142,40 @@ bool HasAvx2() {
   return has;
 }
 
+// Pass one in the range query's common case, as one merge of the steps with the samples: steps
+// in time order (both window edges only move forward), every window a whole range long, every
+// duration exact in a double (below 2^53 ns), no counter reset in the series. Without the
+// per-step choices of the general loop it takes about a third less time per window. A step with
+// fewer than two samples gets pass two's harmless inputs (and reads index 0).
+void MergeWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
+                  std::span<const std::int64_t> ends, std::int64_t range_ns, BatchScratch& s,
+                  std::uint8_t* __restrict present) {
+  const std::int64_t* __restrict t = ts.data();
+  const double* __restrict v = vs.data();
+  double* __restrict change = s.change.data();
+  double* __restrict first = s.first.data();
+  double* __restrict sampled = s.sampled.data();
+  double* __restrict to_start = s.to_start.data();
+  double* __restrict to_end = s.to_end.data();
+  double* __restrict intervals = s.intervals.data();
+  const std::size_t n = ts.size();
+  std::size_t lo = 0, hi = 0;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    const std::int64_t end = ends[i], start = end - range_ns;
+    while (hi < n && t[hi] <= end) ++hi;
+    while (lo < hi && t[lo] <= start) ++lo;
+    const bool ok = hi >= lo + 2;
+    const std::size_t a = ok ? lo : 0, last = ok ? hi - 1 : 0;
+    change[i] = ok ? v[last] - v[a] : 0;
+    first[i] = ok ? v[a] : 0;
+    sampled[i] = ok ? static_cast<double>(t[last] - t[a]) : 1;
+    to_start[i] = ok ? static_cast<double>(t[a] - start) : 0;
+    to_end[i] = ok ? static_cast<double>(end - t[last]) : 0;
+    intervals[i] = ok ? static_cast<double>(hi - lo - 1) : 1;
+    present[i] = ok;
+  }
+}
+
 template <bool kCounter, bool kRate>
 void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double> vs,
                        std::span<const std::int64_t> ends, std::int64_t range_ns,
@@ -156,9 +190,9 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
     constexpr std::size_t kScan = 64;
     for (std::size_t base = 1; base < vs.size(); base += kScan) {
       const std::size_t to = std::min(vs.size(), base + kScan);
-      bool any = false;
-      for (std::size_t k = base; k < to; ++k) any |= vs[k] < vs[k - 1];
-      if (!any) continue;
+      unsigned any = 0;  // not a bool: the reduction then vectorizes
+      for (std::size_t k = base; k < to; ++k) any |= static_cast<unsigned>(vs[k] < vs[k - 1]);
+      if (any == 0) continue;
       for (std::size_t k = base; k < to; ++k) {
         if (vs[k] < vs[k - 1]) s.reset_at.push_back(static_cast<std::uint32_t>(k));
       }
@@ -167,18 +201,69 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   const std::span<const std::uint32_t> reset_at = s.reset_at;
   std::size_t next_reset = 0;  // the first entry of reset_at after the previous window's start
   std::size_t previous_a = 0;
+  // The change of window vs[a, last], counter resets included (in sample order, as above);
+  // windows come in step order, so the next reset after a window's start is found by walking.
+  auto change_of = [&](std::size_t a, std::size_t last) {
+    double change = vs[last] - vs[a];
+    if constexpr (kCounter) {
+      if (reset_at.empty()) return change;
+      if (a < previous_a) {
+        next_reset = static_cast<std::size_t>(
+            std::upper_bound(reset_at.begin(), reset_at.end(), a) - reset_at.begin());
+      } else {
+        while (next_reset < reset_at.size() && reset_at[next_reset] <= a) ++next_reset;
+      }
+      previous_a = a;
+      if (next_reset < reset_at.size() && reset_at[next_reset] <= last) {
+        for (std::size_t k = a + 1; k <= last; ++k) {
+          if (vs[k] < vs[k - 1]) change += vs[k - 1];
+        }
+      }
+    }
+    return change;
+  };
   // Every duration in a window is at most the window's span: below 2^53 ns (104 days) pass one
   // converts nanosecond differences to doubles exactly and pass two divides them by 1e9, which
   // is Seconds() bit for bit; otherwise pass one calls Seconds() itself and pass two divides by 1.
-  bool exact = true;
+  // Steps in time order (as in every range query), and no window cut short at the int64 limits:
+  // then every window spans range_ns and is exact when range_ns is.
+  unsigned descending = 0;
+  std::int64_t min_end = std::numeric_limits<std::int64_t>::max();
   for (std::size_t i = 0; i < steps; ++i) {
-    exact &= ends[i] - SatSub(ends[i], range_ns) < kExactInDouble;
+    descending |= static_cast<unsigned>(i > 0 && ends[i] < ends[i - 1]);
+    min_end = std::min(min_end, ends[i]);
   }
+  const bool whole =
+      range_ns >= 0 && min_end >= std::numeric_limits<std::int64_t>::min() + range_ns;
+  bool exact = whole && range_ns < kExactInDouble;
+  if (!whole) {
+    exact = true;
+    for (std::size_t i = 0; i < steps; ++i) {
+      exact &= ends[i] - SatSub(ends[i], range_ns) < kExactInDouble;
+    }
+  }
+  const bool ascending = descending == 0;
   for (auto* v :
        {&s.change, &s.first, &s.sampled, &s.to_start, &s.to_end, &s.intervals, &s.window}) {
     v->resize(steps);
   }
   const double window0 = DurationSeconds(range_ns);
+  const RateSteps in{s.change.data(),   s.first.data(),    s.sampled.data(),
+                     s.to_start.data(), s.to_end.data(),   s.intervals.data(),
+                     s.window.data(),   exact ? 1e9 : 1.0, steps};
+  auto pass_two = [&] {
+    if (HasAvx2()) {
+      ExtrapolateStepsAvx2<kCounter, kRate>(in, out);
+    } else {
+      ExtrapolateStepsBaseline<kCounter, kRate>(in, out);
+    }
+  };
+  if (exact && whole && ascending && reset_at.empty()) {
+    MergeWindows(ts, vs, ends, range_ns, s, present);
+    std::fill(s.window.begin(), s.window.end(), window0);
+    pass_two();
+    return;
+  }
   WindowCursor cursor;
   for (std::size_t i = 0; i < steps; ++i) {
     const std::int64_t end = ends[i];
@@ -199,24 +284,7 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
     }
     present[i] = 1;
     const std::size_t last = b - 1;
-    double change = vs[last] - vs[a];
-    if constexpr (kCounter) {
-      if (!reset_at.empty()) {
-        if (a < previous_a) {
-          next_reset = static_cast<std::size_t>(
-              std::upper_bound(reset_at.begin(), reset_at.end(), a) - reset_at.begin());
-        } else {
-          while (next_reset < reset_at.size() && reset_at[next_reset] <= a) ++next_reset;
-        }
-        previous_a = a;
-        if (next_reset < reset_at.size() && reset_at[next_reset] <= last) {
-          for (std::size_t k = a + 1; k <= last; ++k) {
-            if (vs[k] < vs[k - 1]) change += vs[k - 1];
-          }
-        }
-      }
-    }
-    s.change[i] = change;
+    s.change[i] = change_of(a, last);
     s.first[i] = vs[a];
     s.intervals[i] = static_cast<double>(b - a - 1);
     if (exact) {
@@ -229,14 +297,7 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
       s.to_end[i] = Seconds(end - ts[last]);
     }
   }
-  const RateSteps in{s.change.data(),   s.first.data(),    s.sampled.data(),
-                     s.to_start.data(), s.to_end.data(),   s.intervals.data(),
-                     s.window.data(),   exact ? 1e9 : 1.0, steps};
-  if (HasAvx2()) {
-    ExtrapolateStepsAvx2<kCounter, kRate>(in, out);
-  } else {
-    ExtrapolateStepsBaseline<kCounter, kRate>(in, out);
-  }
+  pass_two();
 }
 
 bool Rate(const Window& w, std::span<const double>, double* out) {
