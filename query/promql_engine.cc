@@ -6,11 +6,15 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <numbers>
 #include <numeric>
+#include <span>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include <re2/re2.h>
 
@@ -876,6 +880,38 @@ class Engine {
 
   Status EvalAggregate(const AggregateExpr& a, const Grid& g, Value* out) {
     out->type = ValueType::kVector;
+    if (FoldsWhileEvaluating(a)) {
+      // The range function hands over its columns block by block in series order, folded here
+      // while later blocks are computed: no column of the argument outlives its block, and each
+      // is folded while it is still in cache. Same groups, same order, same sums as below.
+      GroupSet grouping;
+      Folder folder{a.op, g.n, {}, {}, {}, {}, {}};
+      std::vector<std::size_t> group_of;
+      std::uint64_t ticks = 0;
+      BlockSink sink = [&](std::span<const Column> block) -> Status {
+        group_of.resize(block.size());
+        for (std::size_t s = 0; s < block.size(); ++s) {
+          group_of[s] = grouping.Of(*this, a, block[s]);
+        }
+        const std::size_t before = folder.count.size() / std::max<std::size_t>(g.n, 1);
+        if (grouping.labels.size() > before) {
+          INGOT_RETURN_IF_ERROR(
+              Charge(static_cast<std::uint64_t>(grouping.labels.size() - before) * g.n));
+          folder.Resize(grouping.labels.size());
+        }
+        const Status st = folder.Fold(*this, block, group_of, 0, g.n, &ticks);
+        Refund(static_cast<std::uint64_t>(block.size()) * g.n);
+        return st;
+      };
+      Value in;
+      block_sink_ = &sink;
+      const Status st = Eval(*a.expr, g, &in);
+      block_sink_ = nullptr;
+      INGOT_RETURN_IF_ERROR(st);
+      grouping.Finish();
+      folder.Finish(grouping, &out->vec);
+      return Status::OK();
+    }
     Value in;
     INGOT_RETURN_IF_ERROR(Eval(*a.expr, g, &in));
     Value param;
@@ -895,88 +931,65 @@ class Engine {
     return out;
   }
 
-  Status Aggregate(const AggregateExpr& a, const Grid& g, Value* in, const Value& param,
-                   Value* out) {
-    const std::size_t n = g.n;
-    std::vector<std::size_t> group_of(in->vec.size());
-    std::vector<Labels> group_labels;
-    // A group keeping `__name__` (by (__name__)) loses it at the end if any member was to lose
-    // it: grouping happens on the names not yet dropped, as in Prometheus.
-    std::vector<std::uint8_t> group_drop;
-    {
-      std::unordered_map<std::string, std::size_t> ids;
-      std::string key;
-      for (std::size_t s = 0; s < in->vec.size(); ++s) {
-        Labels gl = GroupLabels(a, in->vec[s].labels);
-        key.clear();
-        AppendKey(gl, &key);
-        auto [it, inserted] = ids.try_emplace(key, group_labels.size());
-        if (inserted) {
-          group_labels.push_back(std::move(gl));
-          group_drop.push_back(0);
-        }
-        group_of[s] = it->second;
-        if (in->vec[s].drop_name) group_drop[it->second] = 1;
+  // The groups of an aggregation, as its series come in order: each group's labels (first seen
+  // first) and whether it loses `__name__` at the end.
+  struct GroupSet {
+    std::unordered_map<std::string, std::size_t> ids;
+    std::vector<Labels> labels;
+    std::vector<std::uint8_t> drop;
+    std::string key;  // scratch
+
+    // The group of a series with `labels`, created when new.
+    std::size_t Of(const Engine& e, const AggregateExpr& a, const Column& c) {
+      Labels gl = e.GroupLabels(a, c.labels);
+      key.clear();
+      AppendKey(gl, &key);
+      auto [it, inserted] = ids.try_emplace(key, labels.size());
+      if (inserted) {
+        labels.push_back(std::move(gl));
+        drop.push_back(0);
       }
-      for (std::size_t k = 0; k < group_labels.size(); ++k) {
-        if (LabelOf(group_labels[k], kMetricNameLabel).empty()) group_drop[k] = 0;
+      // A group keeping `__name__` (by (__name__)) loses it at the end if any member was to lose
+      // it: grouping happens on the names not yet dropped, as in Prometheus.
+      if (c.drop_name) drop[it->second] = 1;
+      return it->second;
+    }
+    void Finish() {
+      for (std::size_t k = 0; k < labels.size(); ++k) {
+        if (LabelOf(labels[k], kMetricNameLabel).empty()) drop[k] = 0;
       }
     }
-    const std::size_t groups = group_labels.size();
-    switch (a.op) {
-      case AggregateOp::kTopk:
-      case AggregateOp::kBottomk:
-      case AggregateOp::kLimitk:
-      case AggregateOp::kLimitRatio:
-        return SelectK(a, g, in, param, group_of, groups, out);
-      case AggregateOp::kCountValues:
-        return CountValues(a, g, *in, param, group_of, group_labels, group_drop, out);
-      default:
-        break;
+  };
+
+  // The state of sum, avg, count, group, min, max, stddev and stdvar: per group and step (index
+  // k * n + i), folded series by series. The columns are read in order instead of across every
+  // series at each step; each step takes its series in order, however the steps or the series
+  // are split into pieces, so every split gives the same sums, bit for bit.
+  struct Folder {
+    AggregateOp op;
+    std::size_t n;
+    std::vector<double> acc, comp, mean;
+    std::vector<std::uint32_t> count;
+    std::vector<std::uint8_t> incremental;
+
+    void Resize(std::size_t groups) {
+      const std::size_t states = groups * n;
+      // sum starts at -0.0: see KahanSumColumn.
+      acc.resize(states, op == AggregateOp::kSum ? -0.0 : 0.0);
+      comp.resize(states);
+      mean.resize(states);
+      count.resize(states);
+      if (op == AggregateOp::kAvg) incremental.resize(states);
     }
-    if (a.op == AggregateOp::kQuantile) {
-      for (std::size_t i = 0; i < n; ++i) QuantileWarning(param.scalar[i], *a.param);
-    }
-    out->vec.resize(groups);
-    for (std::size_t k = 0; k < groups; ++k) {
-      out->vec[k].labels = std::move(group_labels[k]);
-      out->vec[k].drop_name = group_drop[k] != 0;
-      out->vec[k].Init(n);
-    }
-    INGOT_RETURN_IF_ERROR(Charge(static_cast<std::uint64_t>(groups) * n));
-    if (a.op == AggregateOp::kQuantile) {
-      // Step by step: each group's values at a step are sorted for the quantile.
-      std::vector<std::vector<double>> lists(groups);
-      for (std::size_t i = 0; i < n; ++i) {
-        INGOT_RETURN_IF_ERROR(Tick());
-        for (auto& l : lists) l.clear();
-        for (std::size_t s = 0; s < in->vec.size(); ++s) {
-          if (in->vec[s].present[i]) lists[group_of[s]].push_back(in->vec[s].v[i]);
-        }
-        for (std::size_t k = 0; k < groups; ++k) {
-          if (lists[k].empty()) continue;
-          out->vec[k].v[i] = Quantile(param.scalar[i], lists[k]);
-          out->vec[k].present[i] = 1;
-        }
-      }
-      std::erase_if(out->vec, [](const Column& c) { return !c.Any(); });
-      return Status::OK();
-    }
-    // Series by series, each folded into its group's state for every step (state index
-    // k * n + i): the columns are read in order instead of across every series at each step.
-    const std::size_t states = groups * n;
-    std::vector<double> acc(states), comp(states), mean(states);
-    std::vector<std::uint32_t> count(states);
-    std::vector<std::uint8_t> incremental(a.op == AggregateOp::kAvg ? states : 0);
-    if (a.op == AggregateOp::kSum) std::fill(acc.begin(), acc.end(), -0.0);  // see KahanSumColumn
-    // Steps are independent: a long range is folded in step ranges on the work pool, every
-    // step still taking its series in order (the same sums, bit for bit).
-    auto fold = [&](std::size_t from, std::size_t to, std::uint64_t* ticks) -> Status {
-      for (std::size_t s = 0; s < in->vec.size(); ++s) {
-        INGOT_RETURN_IF_ERROR(Tick(ticks));
-        const Column& c = in->vec[s];
+    // Folds cols[s] (of group group_of[s]) for steps [from, to).
+    Status Fold(const Engine& e, std::span<const Column> cols,
+                std::span<const std::size_t> group_of, std::size_t from, std::size_t to,
+                std::uint64_t* ticks) {
+      for (std::size_t s = 0; s < cols.size(); ++s) {
+        INGOT_RETURN_IF_ERROR(e.Tick(ticks));
+        const Column& c = cols[s];
         const std::size_t base = group_of[s] * n;
-        if (a.op == AggregateOp::kSum) {
+        if (op == AggregateOp::kSum) {
           KahanSumColumn(c.v.data() + from, c.present.data() + from, to - from, &acc[base + from],
                          &comp[base + from]);
           for (std::size_t i = from; i < to; ++i) count[base + i] += c.present[i];
@@ -988,7 +1001,7 @@ class Engine {
           const double v = c.v[i];
           const bool first = count[k] == 0;
           const double cnt = static_cast<double>(++count[k]);
-          switch (a.op) {
+          switch (op) {
             case AggregateOp::kAvg:
               if (first) {
                 acc[k] = v;
@@ -1035,61 +1048,143 @@ class Engine {
         }
       }
       return Status::OK();
-    };
+    }
+    // The groups' columns, those with no value at any step left out.
+    void Finish(const GroupSet& groups, std::vector<Column>* out) {
+      for (std::size_t g = 0; g < groups.labels.size(); ++g) {
+        Column o;
+        o.labels = groups.labels[g];
+        o.drop_name = groups.drop[g] != 0;
+        o.Init(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::size_t k = g * n + i;
+          if (count[k] == 0) continue;
+          const double cnt = static_cast<double>(count[k]);
+          double r = 0;
+          switch (op) {
+            case AggregateOp::kSum:
+              r = acc[k] + comp[k];
+              if (std::isinf(acc[k])) r = acc[k];
+              break;
+            case AggregateOp::kAvg:
+              r = incremental[k] ? mean[k] + comp[k] : (acc[k] + comp[k]) / cnt;
+              if (!incremental[k] && std::isinf(acc[k])) r = acc[k] / cnt;
+              if (incremental[k] && std::isinf(mean[k])) r = mean[k];
+              break;
+            case AggregateOp::kCount:
+              r = cnt;
+              break;
+            case AggregateOp::kGroup:
+              r = 1;
+              break;
+            case AggregateOp::kMin:
+            case AggregateOp::kMax:
+              r = acc[k];
+              break;
+            case AggregateOp::kStdvar:
+              r = acc[k] / cnt;
+              break;
+            case AggregateOp::kStddev:
+              r = std::sqrt(acc[k] / cnt);
+              break;
+            default:
+              break;
+          }
+          o.v[i] = r;
+          o.present[i] = 1;
+        }
+        if (o.Any()) out->push_back(std::move(o));
+      }
+    }
+  };
+
+  // Whether an aggregation folds its argument's columns as a range function delivers them:
+  // the folding operators, over a range function of the range vector alone (rate(x[5m]),
+  // sum_over_time(x[1h]), ...).
+  static bool FoldsWhileEvaluating(const AggregateExpr& a) {
+    switch (a.op) {
+      case AggregateOp::kSum:
+      case AggregateOp::kAvg:
+      case AggregateOp::kCount:
+      case AggregateOp::kGroup:
+      case AggregateOp::kMin:
+      case AggregateOp::kMax:
+      case AggregateOp::kStddev:
+      case AggregateOp::kStdvar:
+        break;
+      default:
+        return false;
+    }
+    if (a.param || a.expr->kind != NodeKind::kCall) return false;
+    const Call& call = a.expr->As<Call>();
+    return call.args.size() == 1 && FindRangeFunction(call.func->name) != nullptr;
+  }
+
+  Status Aggregate(const AggregateExpr& a, const Grid& g, Value* in, const Value& param,
+                   Value* out) {
+    const std::size_t n = g.n;
+    std::vector<std::size_t> group_of(in->vec.size());
+    GroupSet grouping;
+    for (std::size_t s = 0; s < in->vec.size(); ++s)
+      group_of[s] = grouping.Of(*this, a, in->vec[s]);
+    grouping.Finish();
+    std::vector<Labels>& group_labels = grouping.labels;
+    const std::vector<std::uint8_t>& group_drop = grouping.drop;
+    const std::size_t groups = group_labels.size();
+    switch (a.op) {
+      case AggregateOp::kTopk:
+      case AggregateOp::kBottomk:
+      case AggregateOp::kLimitk:
+      case AggregateOp::kLimitRatio:
+        return SelectK(a, g, in, param, group_of, groups, out);
+      case AggregateOp::kCountValues:
+        return CountValues(a, g, *in, param, group_of, group_labels, group_drop, out);
+      default:
+        break;
+    }
+    INGOT_RETURN_IF_ERROR(Charge(static_cast<std::uint64_t>(groups) * n));
+    if (a.op == AggregateOp::kQuantile) {
+      for (std::size_t i = 0; i < n; ++i) QuantileWarning(param.scalar[i], *a.param);
+      out->vec.resize(groups);
+      for (std::size_t k = 0; k < groups; ++k) {
+        out->vec[k].labels = std::move(group_labels[k]);
+        out->vec[k].drop_name = group_drop[k] != 0;
+        out->vec[k].Init(n);
+      }
+      // Step by step: each group's values at a step are sorted for the quantile.
+      std::vector<std::vector<double>> lists(groups);
+      for (std::size_t i = 0; i < n; ++i) {
+        INGOT_RETURN_IF_ERROR(Tick());
+        for (auto& l : lists) l.clear();
+        for (std::size_t s = 0; s < in->vec.size(); ++s) {
+          if (in->vec[s].present[i]) lists[group_of[s]].push_back(in->vec[s].v[i]);
+        }
+        for (std::size_t k = 0; k < groups; ++k) {
+          if (lists[k].empty()) continue;
+          out->vec[k].v[i] = Quantile(param.scalar[i], lists[k]);
+          out->vec[k].present[i] = 1;
+        }
+      }
+      std::erase_if(out->vec, [](const Column& c) { return !c.Any(); });
+      return Status::OK();
+    }
+    Folder folder{a.op, n, {}, {}, {}, {}, {}};
+    folder.Resize(groups);
+    // Steps are independent: a long range is folded in step ranges on the work pool.
     constexpr std::size_t kFoldSteps = 256;
     const std::size_t pieces = (n + kFoldSteps - 1) / kFoldSteps;
     if (pieces > 1 && in->vec.size() >= 64 && WorkPool::Instance().threads() > 1) {
       std::vector<Status> statuses(pieces);
       std::vector<std::uint64_t> ticks(pieces);
       WorkPool::Instance().ParallelFor(pieces, [&](std::size_t piece, std::size_t) {
-        statuses[piece] =
-            fold(piece * kFoldSteps, std::min(n, (piece + 1) * kFoldSteps), &ticks[piece]);
+        statuses[piece] = folder.Fold(*this, in->vec, group_of, piece * kFoldSteps,
+                                      std::min(n, (piece + 1) * kFoldSteps), &ticks[piece]);
       });
       for (const Status& st : statuses) INGOT_RETURN_IF_ERROR(st);
     } else {
-      INGOT_RETURN_IF_ERROR(fold(0, n, &ticks_));
+      INGOT_RETURN_IF_ERROR(folder.Fold(*this, in->vec, group_of, 0, n, &ticks_));
     }
-    for (std::size_t g = 0; g < groups; ++g) {
-      Column& o = out->vec[g];
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t k = g * n + i;
-        if (count[k] == 0) continue;
-        const double cnt = static_cast<double>(count[k]);
-        double r = 0;
-        switch (a.op) {
-          case AggregateOp::kSum:
-            r = acc[k] + comp[k];
-            if (std::isinf(acc[k])) r = acc[k];
-            break;
-          case AggregateOp::kAvg:
-            r = incremental[k] ? mean[k] + comp[k] : (acc[k] + comp[k]) / cnt;
-            if (!incremental[k] && std::isinf(acc[k])) r = acc[k] / cnt;
-            if (incremental[k] && std::isinf(mean[k])) r = mean[k];
-            break;
-          case AggregateOp::kCount:
-            r = cnt;
-            break;
-          case AggregateOp::kGroup:
-            r = 1;
-            break;
-          case AggregateOp::kMin:
-          case AggregateOp::kMax:
-            r = acc[k];
-            break;
-          case AggregateOp::kStdvar:
-            r = acc[k] / cnt;
-            break;
-          case AggregateOp::kStddev:
-            r = std::sqrt(acc[k] / cnt);
-            break;
-          default:
-            break;
-        }
-        o.v[i] = r;
-        o.present[i] = 1;
-      }
-    }
-    std::erase_if(out->vec, [](const Column& c) { return !c.Any(); });
+    folder.Finish(grouping, &out->vec);
     return Status::OK();
   }
 
@@ -1449,6 +1544,8 @@ class Engine {
   }
 
   Status EvalRangeFunction(const Call& call, RangeFunction fn, const Grid& g, Value* out) {
+    // Taken before anything else is evaluated: a nested expression must not see it.
+    BlockSink* const sink = std::exchange(block_sink_, nullptr);
     const std::string_view name = call.func->name;
     out->type = ValueType::kVector;
     std::size_t matrix_arg = 0;
@@ -1580,17 +1677,49 @@ class Engine {
       }
       return Status::OK();
     };
+    // With a sink, finished blocks go to it in order as soon as every earlier block has gone:
+    // whichever thread completes the next block in line hands over every ready block after it,
+    // one thread at a time, while the others compute.
+    std::mutex deliver_mu;
+    std::vector<std::uint8_t> done(sink != nullptr ? blocks : 0);
+    std::size_t next_block = 0;
+    bool delivering = false;
+    Status sink_status;
+    auto deliver = [&](std::size_t block) {
+      {
+        std::lock_guard<std::mutex> lock(deliver_mu);
+        done[block] = 1;
+        if (delivering) return;
+        delivering = true;
+      }
+      for (;;) {
+        std::size_t b;
+        {
+          std::lock_guard<std::mutex> lock(deliver_mu);
+          if (next_block == blocks || !done[next_block]) {
+            delivering = false;
+            return;
+          }
+          b = next_block++;
+        }
+        if (sink_status.ok() && statuses[b].ok()) sink_status = (*sink)(results[b]);
+        std::vector<Column>().swap(results[b]);
+      }
+    };
     if (parallel) {
       WorkPool::Instance().ParallelFor(blocks, [&](std::size_t block, std::size_t worker_id) {
         statuses[block] = run_block(block, worker_id);
+        if (sink != nullptr) deliver(block);
       });
     } else {
       for (std::size_t block = 0; block < blocks; ++block) {
         statuses[block] = run_block(block, 0);
         if (!statuses[block].ok()) break;
+        if (sink != nullptr) deliver(block);
       }
     }
     for (const Status& st : statuses) INGOT_RETURN_IF_ERROR(st);
+    INGOT_RETURN_IF_ERROR(sink_status);
     std::vector<std::uint8_t> has(g.n);
     for (Worker& w : workers) {
       if (reader_.damage_sink() != nullptr) {
@@ -1917,6 +2046,10 @@ class Engine {
   std::atomic<std::uint64_t> peak_{0};  // the most points held at once
   std::atomic<std::uint64_t> read_{0};  // points read from storage
   std::uint64_t ticks_ = 0;
+  // Set by an aggregation for the range function that is its argument (FoldsWhileEvaluating),
+  // which takes it on entry and hands it its columns block by block, in series order.
+  using BlockSink = std::function<Status(std::span<const Column> block)>;
+  BlockSink* block_sink_ = nullptr;
   bool ordered_ = false;
   std::vector<std::string> warnings_;
   std::vector<std::string> infos_;

@@ -633,6 +633,42 @@ TEST_F(QueryApiTest, TopkAndBottomkBreakTiesByLabelsWhateverTheWriteOrder) {
   }
 }
 
+// sum(rate(x[1m])) folds the rates block by block as they are computed, so the query holds one
+// block of 64 series' columns instead of all of them: the same answer as the fold over every
+// column (`* 1` keeps the whole vector), within a max_points that the latter exceeds.
+TEST_F(QueryApiTest, AggregationsOverRangeFunctionsHoldOneBlockOfColumns) {
+  for (int h = 0; h < 150; ++h) {
+    Points points;
+    for (int i = 0; i < 200; ++i) points.emplace_back(kT0 + i * 10 * kSec, (h + 1) * i * 0.5);
+    std::string host = "h";
+    host += std::to_string(100 + h);
+    Add("blocks", {{"host", host}, {"parity", h % 2 == 0 ? "even" : "odd"}}, "v", points);
+  }
+  // 100 steps: 150 series x 100 = 15,000 column points held when all columns are kept.
+  const std::string range = "&start=1700000600&end=1700001590&step=10";
+  auto get = [&](const std::string& q) {
+    return Get("/api/v1/query_range?query=" + UrlEncode(q) + range);
+  };
+  for (const char* op : {"sum", "avg", "max", "count", "stddev"}) {
+    const std::string folded = std::string(op) + " by (parity) (rate(blocks_v[1m]))";
+    const std::string whole = std::string(op) + " by (parity) (rate(blocks_v[1m]) * 1)";
+    QueryOptions options;
+    options.max_points = 100'000;
+    Configure(options);
+    const Response a = get(folded);
+    const Response b = get(whole);
+    ASSERT_EQ(a.status, 200) << a.body;
+    ASSERT_EQ(b.status, 200) << b.body;
+    EXPECT_EQ(a.body, b.body) << op;
+    options.max_points = 9'000;
+    Configure(options);
+    const Response small = get(folded);
+    EXPECT_EQ(small.status, 200) << op << ": " << small.body;
+    EXPECT_EQ(small.body, a.body) << op;
+    ExpectError(get(whole), 422, "execution", "query.max_points = 9000");
+  }
+}
+
 // A long range's aggregation is folded in step ranges on the work pool: at every step it must
 // equal the instant query at that time (one step, folded in one piece), digit for digit.
 TEST_F(QueryApiTest, LongRangeAggregationsEqualInstantQueriesAtEveryStep) {
