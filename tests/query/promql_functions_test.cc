@@ -848,8 +848,8 @@ TEST(PromqlFunctions, TimeFunctionsAgreeWithChrono) {
 // found independently by binary search.
 TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
   std::mt19937_64 rng(7);
-  // Ends in time order take the merge path when the series has no counter reset (the range
-  // query's case); shuffled ends and series with resets take the general loop.
+  // Ends in time order take the merge path (the range query's case), with and without counter
+  // resets in the series; shuffled ends take the general loop.
   for (const bool whole_ms : {true, false}) {
     for (const bool shuffled : {false, true}) {
       for (const bool resets : {true, false}) {
