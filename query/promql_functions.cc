@@ -204,8 +204,8 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
     constexpr std::size_t kScan = 64;
     for (std::size_t base = 1; base < vs.size(); base += kScan) {
       const std::size_t to = std::min(vs.size(), base + kScan);
-      unsigned any = 0;  // not a bool: the reduction then vectorizes
-      for (std::size_t k = base; k < to; ++k) any |= static_cast<unsigned>(vs[k] < vs[k - 1]);
+      double any = 0;  // a select of doubles: the form GCC vectorizes
+      for (std::size_t k = base; k < to; ++k) any = vs[k] < vs[k - 1] ? 1.0 : any;
       if (any == 0) continue;
       for (std::size_t k = base; k < to; ++k) {
         if (vs[k] < vs[k - 1]) s.reset_at.push_back(static_cast<std::uint32_t>(k));
@@ -241,12 +241,10 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   // is Seconds() bit for bit; otherwise pass one calls Seconds() itself and pass two divides by 1.
   // Steps in time order (as in every range query), and no window cut short at the int64 limits:
   // then every window spans range_ns and is exact when range_ns is.
-  unsigned descending = 0;
-  std::int64_t min_end = std::numeric_limits<std::int64_t>::max();
-  for (std::size_t i = 0; i < steps; ++i) {
-    descending |= static_cast<unsigned>(i > 0 && ends[i] < ends[i - 1]);
-    min_end = std::min(min_end, ends[i]);
-  }
+  const bool ascending = std::is_sorted(ends.begin(), ends.end());
+  const std::int64_t min_end = steps == 0  ? 0
+                               : ascending ? ends[0]
+                                           : *std::min_element(ends.begin(), ends.end());
   const bool whole =
       range_ns >= 0 && min_end >= std::numeric_limits<std::int64_t>::min() + range_ns;
   bool exact = whole && range_ns < kExactInDouble;
@@ -256,7 +254,6 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
       exact &= ends[i] - SatSub(ends[i], range_ns) < kExactInDouble;
     }
   }
-  const bool ascending = descending == 0;
   for (auto* v :
        {&s.change, &s.first, &s.sampled, &s.to_start, &s.to_end, &s.intervals, &s.window}) {
     v->resize(steps);
