@@ -24,9 +24,32 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
   values_.clear();
   if (start_ns > end_ns) return Status::OK();
   std::int64_t head_first = kMaxTs;
-  INGOT_RETURN_IF_ERROR(
-      storage_.shard(storage_.ShardOf(sid))
-          .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_, &head_first));
+  std::span<const std::int64_t> head_ts;
+  std::span<const double> head_values;
+  const bool next_in_block = block_next_ < block_sids_.size() &&
+                             block_sids_[block_next_] == sid && block_start_ == start_ns &&
+                             block_end_ == end_ns;
+  // A series that may have late data reads alone: its late points must be read before its
+  // chunks, which the shared iterator has taken already.
+  const bool in_block = next_in_block && !block_alone_[block_next_];
+  if (next_in_block) ++block_next_;
+  if (in_block) {
+    const std::size_t i = block_next_ - 1;
+    head_first = block_head_first_[i];
+    const std::size_t from = block_head_offset_[i], n = block_head_offset_[i + 1] - from;
+    head_ts = std::span<const std::int64_t>(block_head_ts_).subspan(from, n);
+    head_values = std::span<const double>(block_head_values_).subspan(from, n);
+  } else {
+    if (!next_in_block) {
+      block_sids_.clear();
+      block_next_ = 0;
+    }
+    INGOT_RETURN_IF_ERROR(
+        storage_.shard(storage_.ShardOf(sid))
+            .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_, &head_first));
+    head_ts = head_ts_;
+    head_values = head_values_;
+  }
   // Late data before the chunks (see Storage::ReadLate); chunks it overlaps are decoded, not handed
   // to the filter, so that late points can replace theirs.
   INGOT_RETURN_IF_ERROR(storage_.ReadLate(sid, start_ns, end_ns, &late_, *ws_, damage_));
@@ -36,8 +59,7 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
   if (head_first != kMinTs) {
     const std::int64_t chunk_end = std::min(end_ns, head_first - 1);
     if (start_ns <= chunk_end) {
-      Status walked =
-          storage_.ForEachChunk(sid, start_ns, chunk_end, [&](const ChunkView& view) -> Status {
+      const auto take = [&](const ChunkView& view) -> Status {
             const std::size_t n = view.count();
             if (filter != nullptr && n != 0 && view.header.min_ts_ns >= start_ns &&
                 view.header.max_ts_ns <= chunk_end && filter->claim(view.header)) {
@@ -82,7 +104,9 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
               values_.resize(old + (to - from));
             }
             return Status::OK();
-          });
+          };
+      Status walked = in_block ? storage_.ForEachChunk(cursor_, sid, start_ns, chunk_end, take)
+                               : storage_.ForEachChunk(sid, start_ns, chunk_end, take);
       if (!walked.ok()) {
         // With a sink, the callback passes over bad chunks: this is an unreadable block (the rest
         // of the range is left out) or not damage at all.
@@ -91,8 +115,8 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
       }
     }
   }
-  ts_.insert(ts_.end(), head_ts_.begin(), head_ts_.end());
-  values_.insert(values_.end(), head_values_.begin(), head_values_.end());
+  ts_.insert(ts_.end(), head_ts.begin(), head_ts.end());
+  values_.insert(values_.end(), head_values.begin(), head_values.end());
   if (!late_.points.empty()) {
     late_ts_.assign(ts_.begin(), ts_.end());
     late_values_.assign(values_.begin(), values_.end());
@@ -100,6 +124,41 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
     ts_.assign(late_ts_.begin(), late_ts_.end());
     values_.assign(late_values_.begin(), late_values_.end());
   }
+  return Status::OK();
+}
+
+Status SeriesReader::PrepareBlock(std::span<const SeriesId> sids, std::int64_t start_ns,
+                                  std::int64_t end_ns) {
+  block_sids_.clear();
+  block_next_ = 0;
+  block_head_first_.clear();
+  block_alone_.clear();
+  block_head_offset_.assign(1, 0);
+  block_head_ts_.clear();
+  block_head_values_.clear();
+  if (start_ns > end_ns) return Status::OK();
+  for (const SeriesId sid : sids) {
+    std::int64_t head_first = kMaxTs;
+    const bool alone = storage_.MayHaveLateData(sid);
+    block_alone_.push_back(alone);
+    if (alone) {
+      block_head_first_.push_back(head_first);
+      block_head_offset_.push_back(block_head_ts_.size());
+      continue;
+    }
+    INGOT_RETURN_IF_ERROR(
+        storage_.shard(storage_.ShardOf(sid))
+            .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_, &head_first));
+    block_head_first_.push_back(head_first);
+    block_head_ts_.insert(block_head_ts_.end(), head_ts_.begin(), head_ts_.end());
+    block_head_values_.insert(block_head_values_.end(), head_values_.begin(), head_values_.end());
+    block_head_offset_.push_back(block_head_ts_.size());
+  }
+  // After every snapshot: the iterator sees each chunk sealed before any of them.
+  storage_.OpenChunkCursor(cursor_);
+  block_sids_.assign(sids.begin(), sids.end());
+  block_start_ = start_ns;
+  block_end_ = end_ns;
   return Status::OK();
 }
 

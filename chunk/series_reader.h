@@ -48,6 +48,14 @@ class SeriesReader {
   Status Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
               const ChunkFilter* filter = nullptr);
 
+  // Prepares reads of `sids` over [start_ns, end_ns], in that order (a query's block of series):
+  // snapshots their heads, then opens one chunk iterator for all of them (opened after the
+  // snapshots, it sees every chunk sealed before each one, so read-your-writes holds as in Read).
+  // Each following Read of the next of these series with the same range uses its snapshot and
+  // the shared iterator, which moves from one series to the next without a seek when they are
+  // stored in that order. Any other Read ends the block and reads alone.
+  Status PrepareBlock(std::span<const SeriesId> sids, std::int64_t start_ns, std::int64_t end_ns);
+
   // From now on, damaged chunks (and the rest of a range behind an unreadable block) are left out
   // of reads and reported in `*sink` instead (nullptr: fail again). The caller owns the sink and
   // turns it into warnings.
@@ -95,6 +103,18 @@ class SeriesReader {
   std::vector<double, UninitializedAllocator<double>> values_;
   std::vector<std::int64_t> head_ts_;
   std::vector<double> head_values_;
+  // The prepared block: its series, range, each head's first timestamp and its points (series
+  // i's at [head_offset_[i], head_offset_[i + 1])), and the next series to read.
+  std::vector<SeriesId> block_sids_;
+  std::int64_t block_start_ = 0;
+  std::int64_t block_end_ = 0;
+  std::vector<std::int64_t> block_head_first_;
+  std::vector<std::uint8_t> block_alone_;  // read alone (may have late data): no snapshot
+  std::vector<std::size_t> block_head_offset_;
+  std::vector<std::int64_t> block_head_ts_;
+  std::vector<double> block_head_values_;
+  std::size_t block_next_ = 0;
+  ChunkCursor cursor_;
   std::vector<std::int64_t> int_scratch_;
   LateReadBuffers late_;  // late points of the series being read, and the merge's buffers
   std::vector<std::int64_t> late_ts_;

@@ -511,6 +511,59 @@ Status Storage::ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t e
   return Status::OK();
 }
 
+ChunkCursor::ChunkCursor() = default;
+ChunkCursor::~ChunkCursor() = default;
+
+void Storage::OpenChunkCursor(ChunkCursor& cursor) {
+  cursor.it_.reset(store_->db()->NewIterator(rocksdb::ReadOptions(), store_->chunks_cf()));
+  cursor.positioned_ = false;
+}
+
+Status Storage::ForEachChunk(ChunkCursor& cursor, SeriesId sid, std::int64_t start_ns,
+                             std::int64_t end_ns,
+                             const std::function<Status(const ChunkView&)>& fn) {
+  if (start_ns > end_ns) return Status::OK();
+  if (!cursor.open()) OpenChunkCursor(cursor);
+  rocksdb::Iterator* it = cursor.it_.get();
+  const ChunkKey target = EncodeChunkKey(sid, start_ns);
+  const ChunkKey last = EncodeChunkKey(sid, end_ns);
+  const rocksdb::Slice target_slice = target.slice(), last_slice = last.slice();
+  // As the other ForEachChunk: from the last key at or before `target` (a chunk that may straddle
+  // start_ns), skipping it if it is another series'. When no key lies between `after_` and the
+  // iterator's position, and `target` falls in that gap, the seek would end right here: the key
+  // before `target` is at or before `after_` (another series' or out of range) and the next one is
+  // the current key.
+  const bool in_gap = cursor.positioned_ && cursor.after_.slice().compare(target_slice) < 0 &&
+                      (!it->Valid() || it->key().compare(target_slice) > 0);
+  cursor.positioned_ = false;
+  if (!in_gap) {
+    it->SeekForPrev(target_slice);
+    if (!it->Valid()) {
+      if (!it->status().ok()) return BlockError(sid, start_ns, it->status(), "chunks");
+      it->Seek(EncodeChunkKey(sid, kMinTs).slice());
+    }
+  }
+  ChunkView view;
+  view.sid = sid;
+  view.first_ts_ns = kMinTs;
+  for (; it->Valid(); it->Next()) {
+    if (it->key().compare(last_slice) > 0) break;
+    SeriesId key_sid;
+    if (!DecodeChunkKey(it->key(), &key_sid, &view.first_ts_ns) || key_sid != sid) continue;
+    view.bytes = AsBytes(it->value());
+    view.header_ok = ParseChunkHeader(view.bytes, &view.header).ok();
+    if (view.header_ok && view.header.max_ts_ns < start_ns) continue;
+    INGOT_RETURN_IF_ERROR(fn(view));
+  }
+  if (!it->status().ok()) {
+    return BlockError(sid, std::max(view.first_ts_ns, start_ns), it->status(), "chunks");
+  }
+  // The iterator stands on the first key after `last` (or past the end).
+  cursor.after_ = last;
+  cursor.positioned_ = true;
+  return Status::OK();
+}
+
 Status Storage::DecodeChunk(const ChunkView& view, std::span<std::int64_t> ts,
                             std::span<double> values, codec::Workspace& ws) {
   ChunkHeader scratch;

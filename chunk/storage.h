@@ -96,6 +96,25 @@ struct RecoveryStats {
   std::uint64_t torn_tail_bytes = 0;
 };
 
+// One iterator over the chunks family for reading many series in a row (a query's block of
+// series). It sees the chunks sealed before it was opened. ForEachChunk through it seeks only
+// when it must: read in increasing id order, a series whose chunks directly follow the previous
+// series' range needs no seek, the iterator already stands on them.
+class ChunkCursor {
+ public:
+  ChunkCursor();
+  ~ChunkCursor();
+  ChunkCursor(const ChunkCursor&) = delete;
+  ChunkCursor& operator=(const ChunkCursor&) = delete;
+  bool open() const { return it_ != nullptr; }
+
+ private:
+  friend class Storage;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  ChunkKey after_{};        // when positioned_, the iterator stands on the first key after it
+  bool positioned_ = false;
+};
+
 class Storage {
  public:
   // REQUIRES: shard_count >= 1; `clock` outlives the storage.
@@ -132,6 +151,11 @@ class Storage {
   // (see ReadSeries for combining with ShardEngine::ReadHead).
   Status ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                       const std::function<Status(const ChunkView&)>& fn);
+  // The same walk through `cursor` (opened here if it is not): the chunks as of its opening.
+  Status ForEachChunk(ChunkCursor& cursor, SeriesId sid, std::int64_t start_ns,
+                      std::int64_t end_ns, const std::function<Status(const ChunkView&)>& fn);
+  // (Re)opens `cursor` on the chunks sealed until now.
+  void OpenChunkCursor(ChunkCursor& cursor);
 
   // Validates and decodes a whole chunk into the caller's spans (sizes == view.count()). A
   // corrupt chunk is Corruption naming the series and time range, counted and logged.

@@ -27,6 +27,9 @@ namespace {
 // Prometheus' staleness marker: the NaN a scraper writes when a series disappears.
 constexpr std::uint64_t kStaleMarkerBits = 0x7ff0000000000002ull;
 bool IsStale(double v) { return std::bit_cast<std::uint64_t>(v) == kStaleMarkerBits; }
+bool AnyStale(std::span<const double> vs) {
+  return AnyNaN(vs) && std::any_of(vs.begin(), vs.end(), IsStale);
+}
 
 constexpr std::int64_t kMinTs = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
@@ -558,9 +561,7 @@ class Engine {
       engine->read_.fetch_add(reader.ts().size(), std::memory_order_relaxed);
       const auto rts = reader.ts();
       const auto rvs = reader.values();
-      bool stale = false;
-      for (const double v : rvs) stale |= IsStale(v);
-      if (!stale) {
+      if (!AnyStale(rvs)) {
         *ts = rts;
         *vs = rvs;
         return Status::OK();
@@ -575,6 +576,13 @@ class Engine {
       *ts = *ts_buf;
       *vs = *vs_buf;
       return Status::OK();
+    }
+
+    // Prepares `reader` for series [from, to) of a matrix selector, read in order by Load.
+    Status Prepare(SeriesReader& reader, std::size_t from, std::size_t to) const {
+      if (is_subquery || from >= to) return Status::OK();
+      return reader.PrepareBlock(std::span(sel.sids).subspan(from, to - from),
+                                 SatAdd(SatSub(lo, range), 1), hi);
     }
 
     // The earliest and latest window end, set by OpenRange.
@@ -1619,6 +1627,7 @@ class Engine {
       if (fn == nullptr && w.has.empty()) w.has.assign(g.n, 0);
       double args[2];
       const std::size_t to = std::min(count, (block + 1) * kBlock);
+      INGOT_RETURN_IF_ERROR(src.Prepare(*w.reader, block * kBlock, to));
       for (std::size_t s = block * kBlock; s < to; ++s) {
         INGOT_RETURN_IF_ERROR(Tick(&w.ticks));
         Labels labels;

@@ -938,6 +938,13 @@ RangeFunction FindRangeFunction(std::string_view name) {
   return nullptr;
 }
 
+// The select form GCC vectorizes on the baseline (a 64-bit compare of bits would need SSE4.1).
+bool AnyNaN(std::span<const double> vs) {
+  double nan = 0;
+  for (const double v : vs) nan = v != v ? 1.0 : nan;
+  return nan != 0;
+}
+
 BatchRangeFunction FindBatchRangeFunction(std::string_view name) {
   if (name == "rate") return ExtrapolatedRates<true, true>;
   if (name == "increase") return ExtrapolatedRates<true, false>;

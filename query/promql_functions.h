@@ -132,6 +132,9 @@ using BatchRangeFunction = void (*)(std::span<const std::int64_t> ts, std::span<
                                     std::span<const std::int64_t> ends, std::int64_t range_ns,
                                     BatchScratch* scratch, double* out, std::uint8_t* present);
 
+// Whether any of `vs` is a NaN (staleness markers are NaNs), in vector registers.
+bool AnyNaN(std::span<const double> vs);
+
 // The batched form of range function `name`, or nullptr when it has none.
 BatchRangeFunction FindBatchRangeFunction(std::string_view name);
 

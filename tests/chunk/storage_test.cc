@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "chunk/series_reader.h"
 #include "chunk/storage_metrics.h"
 #include "tests/chunk/test_util.h"
 #include "tests/support/point_batch.h"
@@ -385,6 +386,169 @@ TEST_F(StorageTest, ForEachChunkUsesStraddlingChunkAndBounds) {
   EXPECT_EQ(firsts(kMin, -1), (std::vector<std::int64_t>{}));
   EXPECT_EQ(firsts(40950, kMax), (std::vector<std::int64_t>{30720}));
   EXPECT_EQ(firsts(40960, kMax), (std::vector<std::int64_t>{}));  // only in the head
+}
+
+// A cursor walks as a fresh iterator and a seek per call would, whether the calls come in
+// increasing series order (where it skips the seek when it already stands on the next series'
+// chunks) or in any order, over ranges that start inside, between and around chunks.
+TEST_F(StorageTest, ChunkCursorWalksAsASeekPerSeriesWould) {
+  Open();
+  std::vector<SeriesId> sids;
+  for (int s = 0; s < 6; ++s) sids.push_back(Series("s" + std::to_string(s)));
+  // Series 0..4 hold 0, 1, 2, 3 and 4 sealed chunks (plus a head); series 5 is never written.
+  for (int s = 0; s < 5; ++s) {
+    std::vector<std::pair<std::int64_t, double>> pts;
+    for (int i = 0; i < s * 1024 + 100; ++i) pts.emplace_back(1000 + i * 10, i);
+    Write(sids[static_cast<std::size_t>(s)], pts);
+  }
+  auto firsts = [&](ChunkCursor* cursor, SeriesId sid, std::int64_t start, std::int64_t end) {
+    std::vector<std::int64_t> out;
+    auto take = [&](const ChunkView& v) {
+      EXPECT_EQ(v.sid, sid);
+      out.push_back(v.first_ts_ns);
+      return Status::OK();
+    };
+    const Status st = cursor != nullptr ? storage_->ForEachChunk(*cursor, sid, start, end, take)
+                                        : storage_->ForEachChunk(sid, start, end, take);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return out;
+  };
+  const std::vector<std::int64_t> edges = {kMin, 0,     999,   1000,  1001,  11230, 11235,
+                                           11240, 20000, 30720, 41950, 42000, 60000, kMax};
+  std::mt19937_64 rng(7);
+  auto pick = [&] { return edges[rng() % edges.size()]; };
+  int walks = 0;
+  for (int round = 0; round < 200; ++round) {
+    ChunkCursor cursor;
+    const bool ascending = round % 2 == 0;
+    std::vector<SeriesId> order = sids;
+    if (!ascending) std::shuffle(order.begin(), order.end(), rng);
+    // One range for the whole round (as a query's block) or one per call.
+    const std::int64_t a = pick(), b = pick();
+    for (const SeriesId sid : order) {
+      std::int64_t start = std::min(a, b), end = std::max(a, b);
+      if (round % 4 == 1) {
+        start = pick();
+        end = pick();
+      }
+      const auto want = firsts(nullptr, sid, start, end);
+      ASSERT_EQ(firsts(&cursor, sid, start, end), want)
+          << "round " << round << " series " << sid << " [" << start << ", " << end << "]";
+      walks += !want.empty();
+    }
+  }
+  EXPECT_GT(walks, 100);
+}
+
+// A prepared block of series reads what single reads do (sealed chunks, heads, a series with late
+// data, one never written), in order and after a read out of order ends the block; and it reads
+// as of its preparation: chunks sealed afterwards from its heads neither add nor repeat points.
+TEST_F(StorageTest, BlockReadsMatchSingleReadsAndHoldTheirSnapshot) {
+  Open();
+  std::vector<SeriesId> sids;
+  Model model;
+  for (int s = 0; s < 5; ++s) {
+    const SeriesId sid = Series("b" + std::to_string(s));
+    sids.push_back(sid);
+    std::vector<std::pair<std::int64_t, double>> pts;
+    for (int i = 0; i < s * 700 + 50; ++i) {
+      pts.emplace_back(i * 10, s * 1e6 + i);
+      model[sid][i * 10] = s * 1e6 + i;
+    }
+    if (s != 3) Write(sid, pts);
+  }
+  model.erase(sids[3]);
+  // Series 2 gets a late point, before its sealed chunk's end.
+  EXPECT_EQ(Write(sids[2], {{5, -1.0}}).late, 1u);
+  model[sids[2]][5] = -1.0;
+  ASSERT_TRUE(storage_->MayHaveLateData(sids[2]));
+  auto want = [&](SeriesId sid, std::int64_t start, std::int64_t end) {
+    std::vector<std::int64_t> ts;
+    std::vector<double> values;
+    if (auto it = model.find(sid); it != model.end()) {
+      for (auto p = it->second.lower_bound(start); p != it->second.end() && p->first <= end; ++p) {
+        ts.push_back(p->first);
+        values.push_back(p->second);
+      }
+    }
+    return std::make_pair(ts, values);
+  };
+  SeriesReader reader(*storage_);
+  auto got = [&](SeriesId sid, std::int64_t start, std::int64_t end) {
+    EXPECT_TRUE(reader.Read(sid, start, end).ok());
+    return std::make_pair(
+        std::vector<std::int64_t>(reader.ts().begin(), reader.ts().end()),
+        std::vector<double>(reader.values().begin(), reader.values().end()));
+  };
+  for (const auto& [start, end] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {kMin, kMax}, {5, 5}, {3000, 20000}, {10235, 10245}, {20000, 10}}) {
+    ASSERT_TRUE(reader.PrepareBlock(sids, start, end).ok());
+    for (const SeriesId sid : sids) {
+      EXPECT_EQ(got(sid, start, end), want(sid, start, end)) << sid << " [" << start << ", " << end << "]";
+    }
+    // Out of order: the block ends, reads stay right.
+    ASSERT_TRUE(reader.PrepareBlock(sids, start, end).ok());
+    EXPECT_EQ(got(sids[4], start, end), want(sids[4], start, end));
+    for (const SeriesId sid : sids) EXPECT_EQ(got(sid, start, end), want(sid, start, end));
+  }
+  // Prepared, then series 4's head (its last 812 points) is sealed with more points.
+  ASSERT_TRUE(reader.PrepareBlock(sids, kMin, kMax).ok());
+  const auto before = want(sids[4], kMin, kMax);
+  std::vector<std::pair<std::int64_t, double>> more;
+  for (int i = 0; i < 1500; ++i) more.emplace_back(100000 + i * 10, i);
+  ASSERT_GE(Write(sids[4], more).chunks_sealed, 1u);
+  for (std::size_t i = 0; i + 1 < sids.size(); ++i) {
+    EXPECT_EQ(got(sids[i], kMin, kMax), want(sids[i], kMin, kMax));
+  }
+  EXPECT_EQ(got(sids[4], kMin, kMax), before);
+}
+
+// Blocks prepared over and over while a writer seals chunks: each read sees a prefix of the
+// writes, without a gap or a repeat, as single reads do.
+TEST_F(StorageTest, BlockReadsNeitherLoseNorDuplicateWhileSealing) {
+  Open(1);
+  const std::vector<SeriesId> sids = {Series("x"), Series("y")};
+  constexpr int kPoints = 12000;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < kPoints; i += 7) {
+      std::vector<PointRecord> batch;
+      for (const SeriesId sid : sids) {
+        for (int j = i; j < std::min(i + 7, kPoints); ++j) {
+          batch.push_back(
+              {sid, j, std::bit_cast<std::uint64_t>(static_cast<double>(j)), ValueType::kFloat});
+        }
+      }
+      ASSERT_TRUE(storage_->shard(0).Append(batch, nullptr).ok());
+    }
+    done = true;
+  });
+  SeriesReader reader(*storage_);
+  std::size_t last_seen = 0;
+  int reads = 0;
+  std::string wrong;  // the first read that was not a prefix
+  while ((!done || reads == 0) && wrong.empty()) {
+    if (!reader.PrepareBlock(sids, kMin, kMax).ok()) wrong = "prepare failed";
+    for (const SeriesId sid : sids) {
+      if (!reader.Read(sid, kMin, kMax).ok()) wrong = "read failed";
+      const auto ts = reader.ts();
+      const auto values = reader.values();
+      for (std::size_t i = 0; i < ts.size() && wrong.empty(); ++i) {
+        if (ts[i] != static_cast<std::int64_t>(i) || values[i] != static_cast<double>(i)) {
+          wrong = "series " + std::to_string(sid) + " point " + std::to_string(i) + " is at " +
+                  std::to_string(ts[i]);
+        }
+      }
+      if (sid == sids[0] && wrong.empty()) {
+        if (ts.size() < last_seen) wrong = "fewer points than the read before";
+        last_seen = ts.size();
+      }
+    }
+    ++reads;
+  }
+  writer.join();
+  EXPECT_EQ(wrong, "");
+  EXPECT_GT(reads, 0);
 }
 
 TEST_F(StorageTest, ReadsNeitherLoseNorDuplicateWhileSealing) {
