@@ -156,10 +156,12 @@ RemoteWriteError RemoteWriteDecoder::Decode(std::string_view body, std::uint64_t
   counts_ = RemoteWriteCounts{};
   series_.clear();
   labels_.clear();
+  pending_.clear();
   decoded_bytes_ = 0;
   const RemoteWriteError inflated = Inflate(body, max_decoded_bytes, limit_name);
   if (inflated != RemoteWriteError::kNone) return inflated;
-  const RemoteWriteError walked = Walk();
+  RemoteWriteError walked = Walk();
+  if (walked == RemoteWriteError::kNone) walked = ResolvePending();
   known_ = nullptr;
   if (walked != RemoteWriteError::kNone) series_.clear();
   return walked;
@@ -252,7 +254,7 @@ RemoteWriteError RemoteWriteDecoder::Walk() {
         return ProtobufError(r, request, where);
       }
       const RemoteWriteError e = WalkSeries(message, counts_.series++);
-      if (e != RemoteWriteError::kNone) return e;
+      if (e != RemoteWriteError::kNone) return EarlierError(e);
     } else if (field == kWriteRequestMetadata && wire_type == kLengthDelimited) {
       if (!r.ReadLengthDelimited(&message)) return ProtobufError(r, request, "metadata");
       ++counts_.metadata;
@@ -345,21 +347,33 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
         std::string_view(labels_begin, static_cast<std::size_t>(labels_end - labels_begin));
   }
   // Equal bytes are an equal label set: one that passed the checks before passes them again.
-  std::uint64_t known_token = 0;
-  const bool known = known_ != nullptr && samples > 0 && !bad_ts && !raw_labels.empty() &&
-                     known_->Known(raw_labels, &known_token);
-  if (!known) {
-    for (std::size_t i = 0; i < label_fields_.size(); ++i) {
-      Label label;
-      WireReader lr(label_fields_[i]);
-      if (!ParseRemoteWriteLabel(label_fields_[i], &label.name, &label.value, &lr)) {
-        return ProtobufError(lr, label_fields_[i], where("labels", i));
-      }
-      labels_.push_back(label);
-    }
-    const RemoteWriteError labels = CheckLabels(index);
-    if (labels != RemoteWriteError::kNone) return labels;
+  // Whether known_ knows them is asked after the walk, for the whole request at once
+  // (ResolvePending), and only the labels it does not know are then parsed and checked.
+  if (known_ != nullptr && samples > 0 && !bad_ts && !raw_labels.empty()) {
+    counts_.samples += samples;
+    RemoteWriteSeries s;
+    s.message = message;
+    s.raw_labels = raw_labels;
+    s.index = index;
+    s.samples = samples;
+    pending_.push_back(series_.size());
+    series_.push_back(s);
+    return RemoteWriteError::kNone;
   }
+  // Earlier series first, so that the first bad series in request order is the one reported.
+  const RemoteWriteError earlier = ResolvePending();
+  if (earlier != RemoteWriteError::kNone) return earlier;
+  labels_.clear();
+  for (std::size_t i = 0; i < label_fields_.size(); ++i) {
+    Label label;
+    WireReader lr(label_fields_[i]);
+    if (!ParseRemoteWriteLabel(label_fields_[i], &label.name, &label.value, &lr)) {
+      return ProtobufError(lr, label_fields_[i], where("labels", i));
+    }
+    labels_.push_back(label);
+  }
+  const RemoteWriteError labels = CheckLabels(index);
+  if (labels != RemoteWriteError::kNone) return labels;
   if (bad_ts) {
     message_.append(DescribeSeries(index))
         .append(": sample ")
@@ -380,9 +394,63 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
     s.raw_labels = raw_labels;
     s.index = index;
     s.samples = samples;
-    s.known = known;
-    s.known_token = known_token;
     series_.push_back(s);
+  }
+  return RemoteWriteError::kNone;
+}
+
+RemoteWriteError RemoteWriteDecoder::EarlierError(RemoteWriteError error) {
+  if (pending_.empty()) return error;
+  std::string later;
+  later.swap(message_);
+  const RemoteWriteError earlier = ResolvePending();
+  if (earlier != RemoteWriteError::kNone) return earlier;
+  message_.swap(later);
+  return error;
+}
+
+RemoteWriteError RemoteWriteDecoder::ResolvePending() {
+  if (pending_.empty()) return RemoteWriteError::kNone;
+  const RemoteWriteError e = CheckPending();
+  pending_.clear();  // asked once, whatever the answer
+  return e;
+}
+
+RemoteWriteError RemoteWriteDecoder::CheckPending() {
+  const std::size_t n = pending_.size();
+  pending_labels_.resize(n);
+  pending_known_.assign(n, 0);
+  pending_tokens_.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) pending_labels_[i] = series_[pending_[i]].raw_labels;
+  known_->KnownMany(pending_labels_, pending_known_, pending_tokens_);
+  for (std::size_t i = 0; i < n; ++i) {
+    RemoteWriteSeries& s = series_[pending_[i]];
+    if (pending_known_[i]) {
+      s.known = true;
+      s.known_token = pending_tokens_[i];
+      continue;
+    }
+    // The walk found these label fields well delimited and contiguous: only labels follow.
+    labels_.clear();
+    WireReader r(s.raw_labels);
+    std::uint32_t field = 0, wire_type = 0;
+    for (std::size_t l = 0; !r.done(); ++l) {
+      std::string_view part;
+      if (!r.ReadTag(&field, &wire_type) || !r.ReadLengthDelimited(&part)) {
+        return ProtobufError(r, s.raw_labels, "timeseries[" + std::to_string(s.index) + "]");
+      }
+      Label label;
+      WireReader lr(part);
+      if (!ParseRemoteWriteLabel(part, &label.name, &label.value, &lr)) {
+        std::string where = "timeseries[";
+        where.append(std::to_string(s.index)).append("].labels[").append(std::to_string(l));
+        where.append("]");
+        return ProtobufError(lr, part, where);
+      }
+      labels_.push_back(label);
+    }
+    const RemoteWriteError labels = CheckLabels(s.index);
+    if (labels != RemoteWriteError::kNone) return labels;
   }
   return RemoteWriteError::kNone;
 }

@@ -31,7 +31,19 @@ bool SeriesCache::Equal(const Slot& s, std::string_view prefix, std::string_view
 
 bool SeriesCache::Find(std::uint64_t prefix_hash, std::string_view prefix,
                        std::string_view field, Entry* out) const {
-  const std::uint64_t hash = HashField(prefix_hash, field);
+  return FindHashed(HashField(prefix_hash, field), prefix, field, out);
+}
+
+void SeriesCache::PrefetchKey(std::uint64_t hash) const {
+  const Slot& s = slots_[hash & (slots_.size() - 1)];
+  if (s.sid == 0 || s.hash != hash) return;
+  const char* p = bytes_.data() + s.offset;
+  const std::size_t n = std::size_t{s.prefix_len} + s.field_len;
+  for (std::size_t at = 0; at < n; at += 64) __builtin_prefetch(p + at);
+}
+
+bool SeriesCache::FindHashed(std::uint64_t hash, std::string_view prefix,
+                             std::string_view field, Entry* out) const {
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
     const Slot& s = slots_[i];

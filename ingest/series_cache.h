@@ -37,6 +37,19 @@ class SeriesCache {
   // True with `*out` set when (prefix, field) is cached.
   bool Find(std::uint64_t prefix_hash, std::string_view prefix, std::string_view field,
             Entry* out) const;
+
+  // The same lookup in steps, for callers that look up many keys at once and overlap their cache
+  // misses: Hash(), then Prefetch() (the key's first slot), a few keys later PrefetchKey() (the
+  // bytes that slot points at, when its hash matches), a few keys later FindHashed().
+  static std::uint64_t Hash(std::uint64_t prefix_hash, std::string_view field) {
+    return HashField(prefix_hash, field);
+  }
+  void Prefetch(std::uint64_t hash) const {
+    __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+  }
+  void PrefetchKey(std::uint64_t hash) const;
+  bool FindHashed(std::uint64_t hash, std::string_view prefix, std::string_view field,
+                  Entry* out) const;
   // REQUIRES: (prefix, field) not cached.
   void Insert(std::uint64_t prefix_hash, std::string_view prefix, std::string_view field,
               Entry entry);

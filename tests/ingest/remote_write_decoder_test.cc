@@ -405,6 +405,44 @@ TEST(RemoteWriteDecoderTest, KnownLabelSetsAreNotCheckedAgain) {
   EXPECT_EQ(decoder.Decode(two, kLimit, "x"), RemoteWriteError::kLabels);
 }
 
+// Label sets are looked up in the cache for the whole request at once, after the walk; still,
+// the first bad series in request order is the one reported: a series with bad labels before a
+// malformed one, and the malformed one's own message when every series before it is good.
+TEST(RemoteWriteDecoderTest, TheFirstBadSeriesIsReportedThoughLabelsAreCheckedAfterTheWalk) {
+  const LabelList unsorted = {{"b", "1"}, {"__name__", "m"}};
+  const LabelList sorted = {{"__name__", "m"}, {"b", "2"}};
+  const std::string sample = PbWriter().Fixed64Field(1, 0).str();
+  // A series whose samples field claims more bytes than the series holds.
+  const std::string malformed = PbWriter()
+                                    .Bytes(1, PbWriter().Bytes(1, "__name__").Bytes(2, "x").str())
+                                    .Tag(2, 2)
+                                    .Varint(50)
+                                    .Raw(sample)
+                                    .str();
+  RemoteWriteDecoder decoder;
+  FakeKnown known;
+  const std::string bad_first =
+      Snappy(PbWriter()
+                 .Bytes(1, PbSeries(sorted, {{1000, std::bit_cast<std::uint64_t>(1.0)}}))
+                 .Bytes(1, PbSeries(unsorted, {{2000, std::bit_cast<std::uint64_t>(2.0)}}))
+                 .Bytes(1, malformed)
+                 .str());
+  EXPECT_EQ(decoder.Decode(bad_first, kLimit, "x", &known), RemoteWriteError::kLabels);
+  EXPECT_NE(decoder.message().find("timeseries[1]"), std::string::npos) << decoder.message();
+  EXPECT_NE(decoder.message().find("not sorted"), std::string::npos) << decoder.message();
+  const std::string good_first =
+      Snappy(PbWriter()
+                 .Bytes(1, PbSeries(sorted, {{1000, std::bit_cast<std::uint64_t>(1.0)}}))
+                 .Bytes(1, malformed)
+                 .str());
+  EXPECT_EQ(decoder.Decode(good_first, kLimit, "x", &known), RemoteWriteError::kProtobuf);
+  EXPECT_NE(decoder.message().find("timeseries[1]"), std::string::npos) << decoder.message();
+  // The same answers without a cache, where every series is checked during the walk.
+  EXPECT_EQ(decoder.Decode(bad_first, kLimit, "x"), RemoteWriteError::kLabels);
+  EXPECT_NE(decoder.message().find("timeseries[1]"), std::string::npos) << decoder.message();
+  EXPECT_EQ(decoder.Decode(good_first, kLimit, "x"), RemoteWriteError::kProtobuf);
+}
+
 // Checks that `body` either fails cleanly or decodes to what protobuf parses.
 void DecodeOrRefuse(RemoteWriteDecoder* decoder, std::string_view body) {
   const RemoteWriteError e = decoder->Decode(body, kLimit, "x");

@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -200,6 +201,39 @@ TEST_F(RemoteWriteTest, SamplesRoundTripBitExactAndAreQueryable) {
   EXPECT_EQ(Counter("ingot_remote_write_requests_total") - before_requests, 1);
   EXPECT_EQ(Counter("ingot_remote_write_samples_total") - before_samples, 10);
   EXPECT_EQ(Counter("ingot_remote_write_series_total") - before_series, 3);
+}
+
+// Series seen before are found in the series cache by lookups run many at a time: each of a
+// request's series (more than the lookups in flight, known and new ones mixed, in shuffled order)
+// gets its own samples, whichever request it came in.
+TEST_F(RemoteWriteTest, SeriesFoundInTheCacheKeepTheirOwnSamples) {
+  constexpr int kSeries = 150;
+  std::vector<int> order(kSeries);
+  for (int i = 0; i < kSeries; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::mt19937 rng(11);
+  for (int round = 0; round < 4; ++round) {
+    std::shuffle(order.begin(), order.end(), rng);
+    prometheus::WriteRequest request;
+    for (const int s : order) {
+      // Round 0 writes the even series only; later rounds all of them.
+      if (round == 0 && s % 2 == 1) continue;
+      AddSeries(&request, {{"__name__", "cached"}, {"s", std::to_string(s)}},
+                {{kNowMs - 60'000 + round * 1'000, s * 100.0 + round}});
+    }
+    const Response r = Write(Encode(request));
+    ASSERT_EQ(r.status, 204) << r.body;
+  }
+  for (int s = 0; s < kSeries; ++s) {
+    const Stored got = Read("cached", {{"s", std::to_string(s)}});
+    ASSERT_TRUE(got.found) << s;
+    const int first_round = s % 2 == 1 ? 1 : 0;
+    ASSERT_EQ(got.ts.size(), static_cast<std::size_t>(4 - first_round)) << s;
+    for (std::size_t i = 0; i < got.ts.size(); ++i) {
+      const int round = first_round + static_cast<int>(i);
+      EXPECT_EQ(got.ts[i], (kNowMs - 60'000 + round * 1'000) * kMs) << s;
+      EXPECT_EQ(std::bit_cast<double>(got.bits[i]), s * 100.0 + round) << s;
+    }
+  }
 }
 
 // One series space: a line-protocol field and a remote-write metric of the same name and labels
