@@ -36,7 +36,7 @@ Status CheckHeader(std::span<const std::uint8_t> src, std::size_t expected_count
     return Status::Corruption("value block: " + N(src.size()) + " bytes < header " +
                               N(kBlockHeaderBytes));
   }
-  const std::size_t count = LoadLe<std::uint16_t>(src.data() + 1);
+  const std::size_t count = LoadLe<std::uint16_t>(src.data() + kBlockCountOffset);
   if (count == 0 || count > kBlockCapacity || count != expected_count) {
     return Status::Corruption("value block: count " + N(count) + ", expected " +
                               N(expected_count) + " (capacity " + N(kBlockCapacity) + ")");
@@ -70,7 +70,8 @@ Status CheckPositions(const char* encoding, const std::uint8_t* p, std::size_t c
   for (std::size_t k = 0; k < count; ++k) {
     const std::size_t pos = LoadLe<std::uint16_t>(p + 2 * k);
     if (pos >= n) {
-      return Corrupt(encoding, "exception " + N(k) + " at position " + N(pos) + " >= count " + N(n));
+      return Corrupt(encoding,
+                     "exception " + N(k) + " at position " + N(pos) + " >= count " + N(n));
     }
   }
   return Status::OK();
@@ -87,14 +88,15 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
   if (src.size() < header) {
     return Corrupt(name, N(src.size()) + " bytes < header " + N(header));
   }
-  const unsigned exponent = src[3];
-  const unsigned factor = src[4];
-  const unsigned width = src[5];
-  const std::size_t exception_count = LoadLe<std::uint16_t>(src.data() + 6);
-  const auto base = LoadLe<std::uint64_t>(src.data() + 8);
+  const unsigned exponent = src[kAlpExponentOffset];
+  const unsigned factor = src[kAlpFactorOffset];
+  const unsigned width = src[kAlpWidthOffset];
+  const std::size_t exception_count = LoadLe<std::uint16_t>(src.data() + kAlpExceptionCountOffset);
+  const auto base = LoadLe<std::uint64_t>(src.data() + kAlpBaseOffset);
   if (exponent > AlpConstants<T>::kMaxExponent || factor > exponent) {
-    return Corrupt(name, "exponent " + N(exponent) + " factor " + N(factor) + " out of range (max " +
-                             N(AlpConstants<T>::kMaxExponent) + ", factor <= exponent)");
+    return Corrupt(name, "exponent " + N(exponent) + " factor " + N(factor) +
+                             " out of range (max " + N(AlpConstants<T>::kMaxExponent) +
+                             ", factor <= exponent)");
   }
   if (width > 64) return Corrupt(name, "bit width " + N(width) + " > 64");
   if (exception_count > n) {
@@ -168,9 +170,10 @@ Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspac
   if (src.size() < kAlpRdHeaderBytes) {
     return Corrupt(name, N(src.size()) + " bytes < header " + N(kAlpRdHeaderBytes));
   }
-  const unsigned right_bits = src[3];
-  const unsigned dictionary_size = src[4];
-  const std::size_t exception_count = LoadLe<std::uint16_t>(src.data() + 5);
+  const unsigned right_bits = src[kAlpRdRightBitsOffset];
+  const unsigned dictionary_size = src[kAlpRdDictionarySizeOffset];
+  const std::size_t exception_count =
+      LoadLe<std::uint16_t>(src.data() + kAlpRdExceptionCountOffset);
   if (right_bits < kBits - kAlpRdMaxLeftBits || right_bits >= kBits) {
     return Corrupt(name, "right bit width " + N(right_bits) + " outside [" +
                              N(kBits - kAlpRdMaxLeftBits) + ", " + N(kBits - 1) + "]");
@@ -223,12 +226,14 @@ Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspac
   }
   T* __restrict dst = out.data();
   for (std::size_t i = 0; i < n; ++i) {
-    dst[i] = std::bit_cast<T>(static_cast<Bits>(dictionary[indexes[i]] | static_cast<Bits>(rights[i])));
+    dst[i] = std::bit_cast<T>(
+        static_cast<Bits>(dictionary[indexes[i]] | static_cast<Bits>(rights[i])));
   }
   for (std::size_t k = 0; k < exception_count; ++k) {
     const std::size_t pos = LoadLe<std::uint16_t>(positions + 2 * k);
     const Bits left = LoadLe<std::uint16_t>(lefts + 2 * k);
-    dst[pos] = std::bit_cast<T>(static_cast<Bits>((left << right_bits) | static_cast<Bits>(rights[pos])));
+    dst[pos] = std::bit_cast<T>(
+        static_cast<Bits>((left << right_bits) | static_cast<Bits>(rights[pos])));
   }
   return Status::OK();
 }
@@ -237,7 +242,6 @@ template <typename T>
 Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept {
   using Bits = BitsOf<T>;
   constexpr unsigned kBits = sizeof(T) * 8;
-  constexpr unsigned kLengthBits = sizeof(T) == 8 ? 6 : 5;
   const char* name = "gorilla";
   const std::size_t n = out.size();
   const std::size_t stream_bytes = src.size() - kBlockHeaderBytes;
@@ -275,8 +279,8 @@ Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Worksp
       dst[i++] = std::bit_cast<T>(prev);
     } else {
       reader.Skip(2);
-      const auto leading = static_cast<unsigned>(reader.Get(5));
-      const auto length = static_cast<unsigned>(reader.Get(kLengthBits)) + 1;
+      const auto leading = static_cast<unsigned>(reader.Get(kGorillaLeadingBits));
+      const auto length = static_cast<unsigned>(reader.Get(kGorillaLengthBits<T>)) + 1;
       if (leading + length > kBits) {
         return Corrupt(name, "value " + N(i) + ": leading " + N(leading) + " + length " +
                                  N(length) + " > " + N(kBits));

@@ -5,6 +5,13 @@
 // writing, so the chooser's estimate and the encoder cannot drift apart. Encoders return the bytes
 // written (header included), or 0 when the encoding cannot represent the block within out.size().
 //
+// Each decoder reads one whole block of its encoding and trusts only what DecodeDoubles and
+// DecodeFloats check before they pick it (a "checked header"): src.size() >= kBlockHeaderBytes,
+// the header's count equals out.size(), and 1 <= out.size() <= kBlockCapacity (the Workspace holds
+// one block). Everything past the 3-byte header is validated: bad bytes give Status::Corruption
+// naming the field, never an access outside `src`, `out` and `ws`, and `out` then holds
+// unspecified values.
+//
 // Thread safety: reentrant; the Workspace and SeriesHint belong to the caller's thread.
 #pragma once
 
@@ -13,6 +20,7 @@
 #include <span>
 
 #include "codec/codec.h"
+#include "codec/format.h"
 
 namespace ingot::codec {
 
@@ -48,6 +56,8 @@ template <typename T, bool kDryRun>
 std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned factor, AlpMode mode,
                       Workspace& ws, std::span<std::uint8_t> out, FloatEncoding* chosen) noexcept;
 
+// Decodes a kAlp or kAlpDelta block: src[0] tells which (any byte but kAlpDelta reads as kAlp).
+// REQUIRES: a checked header. Corruption on a bad field, length or exception position.
 template <typename T>
 Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
@@ -58,6 +68,8 @@ template <typename T>
 std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned factor,
                           Workspace& ws, std::span<std::uint8_t> out) noexcept;
 
+// Decodes a kAlpZstd block. REQUIRES: a checked header. Corruption on a bad field, length, zstd
+// frame or varint; IOError when the Workspace's zstd context cannot be allocated.
 template <typename T>
 Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
@@ -81,6 +93,8 @@ template <typename T, bool kDryRun>
 std::size_t EncodeAlpRd(std::span<const T> values, const AlpRdPlan& plan, Workspace& ws,
                         std::span<std::uint8_t> out) noexcept;
 
+// Decodes a kAlpRd block. REQUIRES: a checked header. Corruption on a bad split, dictionary,
+// index, length or exception; every check runs before `out` is written.
 template <typename T>
 Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
@@ -89,6 +103,9 @@ Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspac
 template <typename T, bool kDryRun>
 std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out) noexcept;
 
+// Decodes a kGorilla block. REQUIRES: a checked header; src.size() >= kBlockHeaderBytes in
+// particular is not checked again (the stream's length is src.size() minus the header).
+// Corruption when the stream's length does not match its values or a window is invalid.
 template <typename T>
 Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
@@ -101,6 +118,9 @@ Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Worksp
 template <typename T, bool kDryRun>
 std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> out) noexcept;
 
+// Decodes a kXorGroups block. REQUIRES: a checked header; out.size() >= 1 in particular (the
+// group count is derived from out.size() - 1). Corruption on a bad descriptor or bitmap, or a
+// block length that does not match the groups'.
 template <typename T>
 Status DecodeXorGroups(std::span<const std::uint8_t> src, std::span<T> out,
                        Workspace& ws) noexcept;
@@ -118,8 +138,8 @@ std::size_t EncodeRaw(std::span<const T> values, std::span<std::uint8_t> out) no
 
 inline void WriteBlockHeader(std::uint8_t* out, FloatEncoding encoding, std::size_t count) {
   out[0] = static_cast<std::uint8_t>(encoding);
-  out[1] = static_cast<std::uint8_t>(count & 0xff);
-  out[2] = static_cast<std::uint8_t>(count >> 8);
+  out[kBlockCountOffset] = static_cast<std::uint8_t>(count & 0xff);
+  out[kBlockCountOffset + 1] = static_cast<std::uint8_t>(count >> 8);
 }
 
 }  // namespace ingot::codec

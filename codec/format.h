@@ -19,9 +19,17 @@ static_assert(std::endian::native == std::endian::little, "block layout assumes 
 inline constexpr std::uint8_t kCodecFormatVersion = 1;
 
 inline constexpr std::size_t kBlockHeaderBytes = 3;  // encoding, count
+inline constexpr std::size_t kBlockCountOffset = 1;  // the value count (u16)
 
 // ALP: header, exponent, factor, bit width, exception count (u16), FFOR base (i64).
 inline constexpr std::size_t kAlpHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8;
+// Byte offsets of the ALP header's fields (the same in ALP with delta).
+inline constexpr std::size_t kAlpExponentOffset = kBlockHeaderBytes;
+inline constexpr std::size_t kAlpFactorOffset = kAlpExponentOffset + 1;
+inline constexpr std::size_t kAlpWidthOffset = kAlpFactorOffset + 1;
+inline constexpr std::size_t kAlpExceptionCountOffset = kAlpWidthOffset + 1;
+inline constexpr std::size_t kAlpBaseOffset = kAlpExceptionCountOffset + 2;
+static_assert(kAlpBaseOffset + 8 == kAlpHeaderBytes);
 // ALP with delta: the ALP header plus the first integer (i64).
 inline constexpr std::size_t kAlpDeltaHeaderBytes = kAlpHeaderBytes + 8;
 // ALP through zstd: header, exponent, factor, flags, exception count (u16), base (i64), frame
@@ -29,8 +37,25 @@ inline constexpr std::size_t kAlpDeltaHeaderBytes = kAlpHeaderBytes + 8;
 inline constexpr std::size_t kAlpZstdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8 + 4;
 // ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;
+// Byte offsets of the ALP-RD header's fields.
+inline constexpr std::size_t kAlpRdRightBitsOffset = kBlockHeaderBytes;
+inline constexpr std::size_t kAlpRdDictionarySizeOffset = kAlpRdRightBitsOffset + 1;
+inline constexpr std::size_t kAlpRdExceptionCountOffset = kAlpRdDictionarySizeOffset + 1;
+static_assert(kAlpRdExceptionCountOffset + 2 == kAlpRdHeaderBytes);
 inline constexpr unsigned kAlpRdMaxLeftBits = 16;
 inline constexpr unsigned kAlpRdMaxDictionary = 8;
+// Gorilla: header, then one bit stream: the first value's bits, then per value "0" (a repeat),
+// "10" and the meaningful bits in the previous window, or "11", the leading zero count, the
+// meaningful length minus one, and the meaningful bits (a new window).
+inline constexpr unsigned kGorillaLeadingBits = 5;
+// The largest leading zero count the field holds; a value with more zeros is stored with this many
+// and the rest counted as meaningful bits.
+inline constexpr unsigned kGorillaMaxLeading = 31;
+static_assert(kGorillaMaxLeading == (1u << kGorillaLeadingBits) - 1);
+// Width of the length field, which holds 1..64 (double) or 1..32 (float) meaningful bits as
+// length minus one.
+template <typename T>
+inline constexpr unsigned kGorillaLengthBits = sizeof(T) == 8 ? 6 : 5;
 // Grouped XOR: header, the first value, then one u16 descriptor per group of XORs (see
 // docs/codec-format.md): bits 0-6 the width, bit 7 the bitmap flag, bits 8-13 the shift. Each
 // group's payload (a u32 bitmap when flagged, then the packed fields) starts on a byte.
