@@ -136,12 +136,12 @@ std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned
       ZSTD_compressCCtx(z.cctx, p + kAlpZstdHeaderBytes, room, stream, stream_len, kZstdLevel);
   if (ZSTD_isError(frame)) return 0;  // does not fit: not smaller than what the caller has
   WriteBlockHeader(p, FloatEncoding::kAlpZstd, n);
-  p[3] = static_cast<std::uint8_t>(exponent);
-  p[4] = static_cast<std::uint8_t>(factor);
-  p[5] = delta ? kDeltaFlag : 0;
-  StoreLe<std::uint16_t>(p + 6, static_cast<std::uint16_t>(exceptions));
-  StoreLe<std::int64_t>(p + 8, delta ? ws.ints[0] : stats.lo);
-  StoreLe<std::uint32_t>(p + 16, static_cast<std::uint32_t>(frame));
+  p[kAlpZstdExponentOffset] = static_cast<std::uint8_t>(exponent);
+  p[kAlpZstdFactorOffset] = static_cast<std::uint8_t>(factor);
+  p[kAlpZstdFlagsOffset] = delta ? kDeltaFlag : 0;
+  StoreLe<std::uint16_t>(p + kAlpZstdExceptionCountOffset, static_cast<std::uint16_t>(exceptions));
+  StoreLe<std::int64_t>(p + kAlpZstdBaseOffset, delta ? ws.ints[0] : stats.lo);
+  StoreLe<std::uint32_t>(p + kAlpZstdFrameBytesOffset, static_cast<std::uint32_t>(frame));
   std::uint8_t* q = p + kAlpZstdHeaderBytes + frame;
   for (std::size_t k = 0; k < exceptions; ++k) StoreLe<std::uint16_t>(q + 2 * k, ws.positions[k]);
   q += 2 * exceptions;
@@ -157,12 +157,12 @@ Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   if (src.size() < kAlpZstdHeaderBytes) {
     return Corrupt(N(src.size()) + " bytes < header " + N(kAlpZstdHeaderBytes));
   }
-  const unsigned exponent = src[3];
-  const unsigned factor = src[4];
-  const unsigned flags = src[5];
-  const std::size_t exceptions = LoadLe<std::uint16_t>(src.data() + 6);
-  const auto base = LoadLe<std::uint64_t>(src.data() + 8);
-  const std::size_t frame = LoadLe<std::uint32_t>(src.data() + 16);
+  const unsigned exponent = src[kAlpZstdExponentOffset];
+  const unsigned factor = src[kAlpZstdFactorOffset];
+  const unsigned flags = src[kAlpZstdFlagsOffset];
+  const std::size_t exceptions = LoadLe<std::uint16_t>(src.data() + kAlpZstdExceptionCountOffset);
+  const auto base = LoadLe<std::uint64_t>(src.data() + kAlpZstdBaseOffset);
+  const std::size_t frame = LoadLe<std::uint32_t>(src.data() + kAlpZstdFrameBytesOffset);
   if (exponent > AlpConstants<T>::kMaxExponent || factor > exponent) {
     return Corrupt("exponent " + N(exponent) + " factor " + N(factor) + " out of range");
   }

@@ -24,7 +24,7 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
     return Status::Corruption("value block: unknown encoding " + std::to_string(src[0]));
   }
   info->encoding = static_cast<FloatEncoding>(src[0]);
-  info->count = LoadLe<std::uint16_t>(src.data() + 1);
+  info->count = LoadLe<std::uint16_t>(src.data() + kBlockCountOffset);
   switch (info->encoding) {
     case FloatEncoding::kAlp:
     case FloatEncoding::kAlpDelta: {
@@ -32,31 +32,30 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
           info->encoding == FloatEncoding::kAlp ? kAlpHeaderBytes : kAlpDeltaHeaderBytes;
       if (src.size() < header) return TooShort(info->encoding, src.size(), header);
       info->has_alp_params = true;
-      info->alp_exponent = src[3];
-      info->alp_factor = src[4];
+      info->alp_exponent = src[kAlpExponentOffset];
+      info->alp_factor = src[kAlpFactorOffset];
       info->has_bit_width = true;
-      info->bit_width = src[5];
-      info->exception_count = LoadLe<std::uint16_t>(src.data() + 6);
+      info->bit_width = src[kAlpWidthOffset];
+      info->exception_count = LoadLe<std::uint16_t>(src.data() + kAlpExceptionCountOffset);
       break;
     }
     case FloatEncoding::kAlpZstd:
-      // exponent, factor, flags, exception count: the layout of codec/alp_zstd.cc.
       if (src.size() < kAlpZstdHeaderBytes) {
         return TooShort(info->encoding, src.size(), kAlpZstdHeaderBytes);
       }
       info->has_alp_params = true;
-      info->alp_exponent = src[3];
-      info->alp_factor = src[4];
-      info->exception_count = LoadLe<std::uint16_t>(src.data() + 6);
+      info->alp_exponent = src[kAlpZstdExponentOffset];
+      info->alp_factor = src[kAlpZstdFactorOffset];
+      info->exception_count = LoadLe<std::uint16_t>(src.data() + kAlpZstdExceptionCountOffset);
       break;
     case FloatEncoding::kAlpRd:
       if (src.size() < kAlpRdHeaderBytes) {
         return TooShort(info->encoding, src.size(), kAlpRdHeaderBytes);
       }
       info->has_bit_width = true;
-      info->bit_width = src[3];
-      info->dictionary_size = src[4];
-      info->exception_count = LoadLe<std::uint16_t>(src.data() + 5);
+      info->bit_width = src[kAlpRdRightBitsOffset];
+      info->dictionary_size = src[kAlpRdDictionarySizeOffset];
+      info->exception_count = LoadLe<std::uint16_t>(src.data() + kAlpRdExceptionCountOffset);
       break;
     case FloatEncoding::kRaw:
     case FloatEncoding::kConstant:

@@ -21,6 +21,12 @@ inline constexpr std::uint8_t kCodecFormatVersion = 1;
 inline constexpr std::size_t kBlockHeaderBytes = 3;  // encoding, count
 inline constexpr std::size_t kBlockCountOffset = 1;  // the value count (u16)
 
+// Integer blocks (codec/int_codec.cc), header bytes per encoding: frame of reference (bit width,
+// base), delta (first value, then the frame), delta of delta (first value, first delta, frame).
+inline constexpr std::size_t kForHeaderBytes = kBlockHeaderBytes + 1 + 8;
+inline constexpr std::size_t kDeltaHeaderBytes = kBlockHeaderBytes + 8 + 1 + 8;
+inline constexpr std::size_t kDeltaOfDeltaHeaderBytes = kBlockHeaderBytes + 8 + 8 + 1 + 8;
+
 // ALP: header, exponent, factor, bit width, exception count (u16), FFOR base (i64).
 inline constexpr std::size_t kAlpHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8;
 // Byte offsets of the ALP header's fields (the same in ALP with delta).
@@ -35,6 +41,14 @@ inline constexpr std::size_t kAlpDeltaHeaderBytes = kAlpHeaderBytes + 8;
 // ALP through zstd: header, exponent, factor, flags, exception count (u16), base (i64), frame
 // bytes (u32); then the zstd frame and the exceptions.
 inline constexpr std::size_t kAlpZstdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8 + 4;
+// Byte offsets of the ALP-through-zstd header's fields (exponent and factor where ALP has them).
+inline constexpr std::size_t kAlpZstdExponentOffset = kAlpExponentOffset;
+inline constexpr std::size_t kAlpZstdFactorOffset = kAlpFactorOffset;
+inline constexpr std::size_t kAlpZstdFlagsOffset = kAlpZstdFactorOffset + 1;
+inline constexpr std::size_t kAlpZstdExceptionCountOffset = kAlpZstdFlagsOffset + 1;
+inline constexpr std::size_t kAlpZstdBaseOffset = kAlpZstdExceptionCountOffset + 2;
+inline constexpr std::size_t kAlpZstdFrameBytesOffset = kAlpZstdBaseOffset + 8;
+static_assert(kAlpZstdFrameBytesOffset + 4 == kAlpZstdHeaderBytes);
 // ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;
 // Byte offsets of the ALP-RD header's fields.

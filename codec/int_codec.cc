@@ -16,11 +16,6 @@
 namespace ingot::codec {
 namespace {
 
-// Header bytes after the 3-byte block header, per encoding.
-constexpr std::size_t kForHeaderBytes = kBlockHeaderBytes + 1 + 8;                // width, base
-constexpr std::size_t kDeltaHeaderBytes = kBlockHeaderBytes + 8 + 1 + 8;          // + first
-constexpr std::size_t kDeltaOfDeltaHeaderBytes = kBlockHeaderBytes + 8 + 8 + 1 + 8;  // + delta
-
 struct Frame {
   std::uint64_t base;
   unsigned width;
