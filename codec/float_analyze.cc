@@ -223,10 +223,12 @@ AlpChoice FullSearch(std::span<const T> values, double rival_bits_per_value, Fin
     Candidate shortlist[kShortlist];
     rank(coarse, kCoarse, all.exponents, all.factors, all.size, shortlist, kShortlist);
     // A first block whose best coarse cost is far behind the rival encoding (real doubles, noise)
-    // keeps the coarse ranking: the whole sample cannot bring ALP back into the race.
+    // keeps the coarse ranking: the whole sample cannot bring ALP back into the race. "Far" is
+    // half again the rival's estimated size.
+    constexpr double kFarBehindRatio = 1.5;
     const bool far_behind = finalists == Finalists::kSampled &&
                             static_cast<double>(shortlist[0].cost) >
-                                rival_bits_per_value * 1.5 * static_cast<double>(kCoarse);
+                                rival_bits_per_value * kFarBehindRatio * static_cast<double>(kCoarse);
     if (far_behind) {
       for (int k = 0; k < kFinalists; ++k) best[k] = shortlist[k];
       for (int k = 0; k < SeriesHint::kPairs; ++k) {
