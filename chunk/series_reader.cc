@@ -146,12 +146,10 @@ Status SeriesReader::PrepareBlock(std::span<const SeriesId> sids, std::int64_t s
       block_head_offset_.push_back(block_head_ts_.size());
       continue;
     }
-    INGOT_RETURN_IF_ERROR(
-        storage_.shard(storage_.ShardOf(sid))
-            .ReadHead(sid, start_ns, end_ns, &head_ts_, &head_values_, &head_first));
+    INGOT_RETURN_IF_ERROR(storage_.shard(storage_.ShardOf(sid))
+                              .AppendHead(sid, start_ns, end_ns, &block_head_ts_,
+                                          &block_head_values_, &head_first));
     block_head_first_.push_back(head_first);
-    block_head_ts_.insert(block_head_ts_.end(), head_ts_.begin(), head_ts_.end());
-    block_head_values_.insert(block_head_values_.end(), head_values_.begin(), head_values_.end());
     block_head_offset_.push_back(block_head_ts_.size());
   }
   // After every snapshot: the iterator sees each chunk sealed before any of them.

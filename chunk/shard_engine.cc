@@ -408,6 +408,12 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
                              std::int64_t* head_first_ts_ns) const {
   ts->clear();
   values->clear();
+  return AppendHead(sid, start_ns, end_ns, ts, values, head_first_ts_ns);
+}
+
+Status ShardEngine::AppendHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                               std::vector<std::int64_t>* ts, std::vector<double>* values,
+                               std::int64_t* head_first_ts_ns) const {
   MutexLock lock(heads_mu_);
   const Slot* slot = FindLocked(sid);
   if (slot == nullptr || slot->head.empty()) {

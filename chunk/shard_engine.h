@@ -105,6 +105,10 @@ class ShardEngine {
   Status ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                   std::vector<std::int64_t>* ts, std::vector<double>* values,
                   std::int64_t* head_first_ts_ns = nullptr) const;
+  // The same without clearing the vectors first: the points are appended after what they hold.
+  Status AppendHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                    std::vector<std::int64_t>* ts, std::vector<double>* values,
+                    std::int64_t* head_first_ts_ns = nullptr) const;
 
   // Appends the late-buffer points of `sid` with start_ns <= ts <= end_ns to `out`, ranked
   // kLateHeadRank; `*type` gets the series' type when it has a late buffer.
