@@ -382,7 +382,11 @@ class Engine {
     INGOT_RETURN_IF_ERROR(OpenRange(Unwrap(e), g, &src));
     std::vector<std::int64_t> ts_buf;
     std::vector<double> vs_buf;
+    constexpr std::size_t kBlock = 64;  // series read through one iterator (Prepare)
     for (std::size_t s = 0; s < src.count(); ++s) {
+      if (s % kBlock == 0) {
+        INGOT_RETURN_IF_ERROR(src.Prepare(reader_, s, std::min(src.count(), s + kBlock)));
+      }
       Labels labels;
       bool drop_name = false;
       std::span<const std::int64_t> ts;
@@ -536,15 +540,16 @@ class Engine {
 
     // Series `s`'s samples covering every window, staleness markers removed, in *ts and *vs:
     // the reader's own columns when there is no marker to remove (valid until its next read),
-    // else copies in *ts_buf and *vs_buf.
+    // else copies in *ts_buf and *vs_buf. Its labels are moved to *labels: each series is loaded
+    // once.
     Status Load(Engine* engine, SeriesReader& reader, std::size_t s, Labels* labels,
                 bool* drop_name, std::vector<std::int64_t>* ts_buf, std::vector<double>* vs_buf,
                 std::span<const std::int64_t>* ts, std::span<const double>* vs) {
       ts_buf->clear();
       vs_buf->clear();
       if (is_subquery) {
-        const Column& c = inner_value.vec[s];
-        *labels = c.labels;
+        Column& c = inner_value.vec[s];
+        *labels = std::move(c.labels);
         *drop_name = c.drop_name;
         for (std::size_t i = 0; i < inner.n; ++i) {
           if (!c.present[i]) continue;
@@ -555,7 +560,7 @@ class Engine {
         *vs = *vs_buf;
         return Status::OK();
       }
-      *labels = sel.labels[s];
+      *labels = std::move(sel.labels[s]);
       *drop_name = false;
       INGOT_RETURN_IF_ERROR(reader.Read(sel.sids[s], SatAdd(SatSub(lo, range), 1), hi));
       engine->read_.fetch_add(reader.ts().size(), std::memory_order_relaxed);
