@@ -938,11 +938,22 @@ RangeFunction FindRangeFunction(std::string_view name) {
   return nullptr;
 }
 
-// The select form GCC vectorizes on the baseline (a 64-bit compare of bits would need SSE4.1).
-bool AnyNaN(std::span<const double> vs) {
+namespace {
+
+// The select form GCC vectorizes on the baseline (a 64-bit compare of bits would need SSE4.1),
+// compiled for AVX2 (four lanes) and the baseline (two), as pass two of the rate kernel.
+[[gnu::always_inline]] inline bool AnyNaNLoop(std::span<const double> vs) {
   double nan = 0;
   for (const double v : vs) nan = v != v ? 1.0 : nan;
   return nan != 0;
+}
+[[gnu::target("avx2")]] bool AnyNaNAvx2(std::span<const double> vs) { return AnyNaNLoop(vs); }
+bool AnyNaNBaseline(std::span<const double> vs) { return AnyNaNLoop(vs); }
+
+}  // namespace
+
+bool AnyNaN(std::span<const double> vs) {
+  return HasAvx2() ? AnyNaNAvx2(vs) : AnyNaNBaseline(vs);
 }
 
 BatchRangeFunction FindBatchRangeFunction(std::string_view name) {
