@@ -475,28 +475,28 @@ Status Storage::Close() {
   return first;
 }
 
-Status Storage::ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
-                             const std::function<Status(const ChunkView&)>& fn) {
-  if (start_ns > end_ns) return Status::OK();
-  const ChunkKey lower = EncodeChunkKey(sid, kMinTs);
-  ChunkKey upper = EncodeChunkKey(sid, end_ns);
-  const bool bounded = IncrementKey(upper.bytes, kChunkKeyBytes);
-  const rocksdb::Slice lower_slice = lower.slice();
-  const rocksdb::Slice upper_slice = upper.slice();
-  rocksdb::ReadOptions ro;
-  ro.iterate_lower_bound = &lower_slice;
-  if (bounded) ro.iterate_upper_bound = &upper_slice;
-  std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->chunks_cf()));
-  // The chunk starting at or before `start` may straddle it; later ones start inside the range.
-  it->SeekForPrev(EncodeChunkKey(sid, start_ns).slice());
+namespace {
+
+// The walk of both ForEachChunk: unless `seek` is false (the caller knows the iterator already
+// stands where the seek would end), from the last key at or before key(sid, start_ns) — a chunk
+// that may straddle start_ns, skipped when it is another series' — through key(sid, end_ns). On
+// success the iterator stands on the first key after key(sid, end_ns), or past the end.
+Status WalkChunks(rocksdb::Iterator* it, bool seek, SeriesId sid, std::int64_t start_ns,
+                  std::int64_t end_ns, const std::function<Status(const ChunkView&)>& fn) {
+  const ChunkKey last = EncodeChunkKey(sid, end_ns);
+  const rocksdb::Slice last_slice = last.slice();
+  if (seek) {
+    it->SeekForPrev(EncodeChunkKey(sid, start_ns).slice());
+    if (!it->Valid()) {
+      if (!it->status().ok()) return BlockError(sid, start_ns, it->status(), "chunks");
+      it->Seek(EncodeChunkKey(sid, kMinTs).slice());
+    }
+  }
   ChunkView view;
   view.sid = sid;
   view.first_ts_ns = kMinTs;
-  if (!it->Valid()) {
-    if (!it->status().ok()) return BlockError(sid, start_ns, it->status(), "chunks");
-    it->Seek(lower_slice);
-  }
   for (; it->Valid(); it->Next()) {
+    if (it->key().compare(last_slice) > 0) break;
     SeriesId key_sid;
     if (!DecodeChunkKey(it->key(), &key_sid, &view.first_ts_ns) || key_sid != sid) continue;
     view.bytes = AsBytes(it->value());
@@ -509,6 +509,23 @@ Status Storage::ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t e
     return BlockError(sid, std::max(view.first_ts_ns, start_ns), it->status(), "chunks");
   }
   return Status::OK();
+}
+
+}  // namespace
+
+Status Storage::ForEachChunk(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
+                             const std::function<Status(const ChunkView&)>& fn) {
+  if (start_ns > end_ns) return Status::OK();
+  const ChunkKey lower = EncodeChunkKey(sid, kMinTs);
+  ChunkKey upper = EncodeChunkKey(sid, end_ns);
+  const bool bounded = IncrementKey(upper.bytes, kChunkKeyBytes);
+  const rocksdb::Slice lower_slice = lower.slice();
+  const rocksdb::Slice upper_slice = upper.slice();
+  rocksdb::ReadOptions ro;
+  ro.iterate_lower_bound = &lower_slice;
+  if (bounded) ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(store_->db()->NewIterator(ro, store_->chunks_cf()));
+  return WalkChunks(it.get(), /*seek=*/true, sid, start_ns, end_ns, fn);
 }
 
 ChunkCursor::ChunkCursor() = default;
@@ -526,40 +543,15 @@ Status Storage::ForEachChunk(ChunkCursor& cursor, SeriesId sid, std::int64_t sta
   if (!cursor.open()) OpenChunkCursor(cursor);
   rocksdb::Iterator* it = cursor.it_.get();
   const ChunkKey target = EncodeChunkKey(sid, start_ns);
-  const ChunkKey last = EncodeChunkKey(sid, end_ns);
-  const rocksdb::Slice target_slice = target.slice(), last_slice = last.slice();
-  // As the other ForEachChunk: from the last key at or before `target` (a chunk that may straddle
-  // start_ns), skipping it if it is another series'. When no key lies between `after_` and the
-  // iterator's position, and `target` falls in that gap, the seek would end right here: the key
-  // before `target` is at or before `after_` (another series' or out of range) and the next one is
-  // the current key.
+  const rocksdb::Slice target_slice = target.slice();
+  // When no key lies between `after_` and the iterator's position, and `target` falls in that
+  // gap, the seek would end right here: the key before `target` is at or before `after_` (another
+  // series' or out of range) and the next one is the current key.
   const bool in_gap = cursor.positioned_ && cursor.after_.slice().compare(target_slice) < 0 &&
                       (!it->Valid() || it->key().compare(target_slice) > 0);
   cursor.positioned_ = false;
-  if (!in_gap) {
-    it->SeekForPrev(target_slice);
-    if (!it->Valid()) {
-      if (!it->status().ok()) return BlockError(sid, start_ns, it->status(), "chunks");
-      it->Seek(EncodeChunkKey(sid, kMinTs).slice());
-    }
-  }
-  ChunkView view;
-  view.sid = sid;
-  view.first_ts_ns = kMinTs;
-  for (; it->Valid(); it->Next()) {
-    if (it->key().compare(last_slice) > 0) break;
-    SeriesId key_sid;
-    if (!DecodeChunkKey(it->key(), &key_sid, &view.first_ts_ns) || key_sid != sid) continue;
-    view.bytes = AsBytes(it->value());
-    view.header_ok = ParseChunkHeader(view.bytes, &view.header).ok();
-    if (view.header_ok && view.header.max_ts_ns < start_ns) continue;
-    INGOT_RETURN_IF_ERROR(fn(view));
-  }
-  if (!it->status().ok()) {
-    return BlockError(sid, std::max(view.first_ts_ns, start_ns), it->status(), "chunks");
-  }
-  // The iterator stands on the first key after `last` (or past the end).
-  cursor.after_ = last;
+  INGOT_RETURN_IF_ERROR(WalkChunks(it, !in_gap, sid, start_ns, end_ns, fn));
+  cursor.after_ = EncodeChunkKey(sid, end_ns);
   cursor.positioned_ = true;
   return Status::OK();
 }

@@ -293,7 +293,7 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
     std::string_view part;
     if (field == kTimeSeriesLabels && wire_type == kLengthDelimited) {
       if (!r.ReadLengthDelimited(&part)) {
-        return ProtobufError(r, message, where("labels", labels_.size()));
+        return ProtobufError(r, message, where("labels", label_fields_.size()));
       }
       if (labels_end != nullptr && labels_end != field_begin) contiguous = false;
       if (labels_begin == nullptr) labels_begin = field_begin;
@@ -363,16 +363,7 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
   // Earlier series first, so that the first bad series in request order is the one reported.
   const RemoteWriteError earlier = ResolvePending();
   if (earlier != RemoteWriteError::kNone) return earlier;
-  labels_.clear();
-  for (std::size_t i = 0; i < label_fields_.size(); ++i) {
-    Label label;
-    WireReader lr(label_fields_[i]);
-    if (!ParseRemoteWriteLabel(label_fields_[i], &label.name, &label.value, &lr)) {
-      return ProtobufError(lr, label_fields_[i], where("labels", i));
-    }
-    labels_.push_back(label);
-  }
-  const RemoteWriteError labels = CheckLabels(index);
+  const RemoteWriteError labels = ParseAndCheckLabels(index, label_fields_);
   if (labels != RemoteWriteError::kNone) return labels;
   if (bad_ts) {
     message_.append(DescribeSeries(index))
@@ -431,28 +422,37 @@ RemoteWriteError RemoteWriteDecoder::CheckPending() {
       continue;
     }
     // The walk found these label fields well delimited and contiguous: only labels follow.
-    labels_.clear();
+    pending_fields_.clear();
     WireReader r(s.raw_labels);
     std::uint32_t field = 0, wire_type = 0;
-    for (std::size_t l = 0; !r.done(); ++l) {
+    while (!r.done()) {
       std::string_view part;
       if (!r.ReadTag(&field, &wire_type) || !r.ReadLengthDelimited(&part)) {
         return ProtobufError(r, s.raw_labels, "timeseries[" + std::to_string(s.index) + "]");
       }
-      Label label;
-      WireReader lr(part);
-      if (!ParseRemoteWriteLabel(part, &label.name, &label.value, &lr)) {
-        std::string where = "timeseries[";
-        where.append(std::to_string(s.index)).append("].labels[").append(std::to_string(l));
-        where.append("]");
-        return ProtobufError(lr, part, where);
-      }
-      labels_.push_back(label);
+      pending_fields_.push_back(part);
     }
-    const RemoteWriteError labels = CheckLabels(s.index);
+    const RemoteWriteError labels = ParseAndCheckLabels(s.index, pending_fields_);
     if (labels != RemoteWriteError::kNone) return labels;
   }
   return RemoteWriteError::kNone;
+}
+
+RemoteWriteError RemoteWriteDecoder::ParseAndCheckLabels(std::uint64_t index,
+                                                         std::span<const std::string_view> fields) {
+  labels_.clear();
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    Label label;
+    WireReader lr(fields[i]);
+    if (!ParseRemoteWriteLabel(fields[i], &label.name, &label.value, &lr)) {
+      std::string where = "timeseries[";
+      where.append(std::to_string(index)).append("].labels[").append(std::to_string(i));
+      where.append("]");
+      return ProtobufError(lr, fields[i], where);
+    }
+    labels_.push_back(label);
+  }
+  return CheckLabels(index);
 }
 
 RemoteWriteError RemoteWriteDecoder::CheckLabels(std::uint64_t index) {

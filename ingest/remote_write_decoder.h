@@ -144,6 +144,9 @@ class RemoteWriteDecoder {
   RemoteWriteError Walk();
   // Parses and validates one TimeSeries.
   RemoteWriteError WalkSeries(std::string_view message, std::uint64_t index);
+  // Parses one series' Label messages into labels_, then CheckLabels.
+  RemoteWriteError ParseAndCheckLabels(std::uint64_t index,
+                                       std::span<const std::string_view> fields);
   RemoteWriteError CheckLabels(std::uint64_t index);
   // Asks known_ about the series waiting for it, then parses and checks the labels of those it
   // does not know, in request order.
@@ -167,6 +170,7 @@ class RemoteWriteDecoder {
   // Series (indexes into series_) whose labels wait for known_, and its answers for them.
   std::vector<std::size_t> pending_;
   std::vector<std::string_view> pending_labels_;
+  std::vector<std::string_view> pending_fields_;  // the Label messages of one of them
   std::vector<std::uint8_t> pending_known_;
   std::vector<std::uint64_t> pending_tokens_;
   KnownLabelSets* known_ = nullptr;             // of the current Decode()

@@ -405,6 +405,21 @@ TEST(RemoteWriteDecoderTest, KnownLabelSetsAreNotCheckedAgain) {
   EXPECT_EQ(decoder.Decode(two, kLimit, "x"), RemoteWriteError::kLabels);
 }
 
+// A label field cut short is named by its position among the series' labels.
+TEST(RemoteWriteDecoderTest, ATruncatedLabelIsNamedByItsPosition) {
+  const std::string series = PbWriter()
+                                 .Bytes(1, PbWriter().Bytes(1, "__name__").Bytes(2, "m").str())
+                                 .Tag(1, 2)
+                                 .Varint(40)
+                                 .Raw("ab")
+                                 .str();
+  RemoteWriteDecoder decoder;
+  EXPECT_EQ(decoder.Decode(Snappy(PbWriter().Bytes(1, series).str()), kLimit, "x"),
+            RemoteWriteError::kProtobuf);
+  EXPECT_NE(decoder.message().find("timeseries[0].labels[1]"), std::string::npos)
+      << decoder.message();
+}
+
 // Label sets are looked up in the cache for the whole request at once, after the walk; still,
 // the first bad series in request order is the one reported: a series with bad labels before a
 // malformed one, and the malformed one's own message when every series before it is good.
