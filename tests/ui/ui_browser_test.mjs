@@ -97,20 +97,32 @@ const kFirefoxPrefs = {
 
 let profileDir = null;
 
-function launchBrowser() {
+// The browser's own output goes to this test's output (shown by ctest when the test fails), so a
+// browser that does not come up says why. A first start on a fresh machine can be slow (font and
+// profile caches), hence the generous bound and one retry with a new profile.
+function launchOnce() {
+  if (profileDir) fs.rmSync(profileDir, {recursive: true, force: true});
   const userDataDir = profileDir = fs.mkdtempSync(path.join(os.tmpdir(), `ingot-ui-${browserName}-`));
+  const common = {executablePath: browserPath, headless: true, userDataDir, timeout: 120000, dumpio: true,
+    env: {...process.env, HOME: userDataDir, DBUS_SESSION_BUS_ADDRESS: 'disabled:'}};
   if (browserName === 'firefox') {
-    return puppeteer.launch({browser: 'firefox', executablePath: browserPath, headless: true, userDataDir,
-      extraPrefsFirefox: kFirefoxPrefs});
+    return puppeteer.launch({...common, browser: 'firefox', extraPrefsFirefox: kFirefoxPrefs});
   }
-  return puppeteer.launch({
-    executablePath: browserPath,
-    headless: true,
-    userDataDir,
+  return puppeteer.launch({...common,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
       '--disable-dev-shm-usage'],
   });
+}
+
+async function launchBrowser() {
+  const started = Date.now();
+  try {
+    return await launchOnce();
+  } catch (e) {
+    console.log(`# ${browserName} did not start after ${Date.now() - started} ms (${e.message}); one more try`);
+    return launchOnce();
+  }
 }
 
 let node = null;
