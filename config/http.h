@@ -29,14 +29,20 @@ struct HttpReply {
   // When set, the body is produced by repeated calls: each appends the next piece to `*chunk`
   // (cleared by the server before each call) and returns false after the last piece.
   std::function<bool(std::string* chunk)> stream;
+  // Set by a handler of HttpWork::kWriteFirstInline that must wait for something: the rest of
+  // its work, which the server runs on the write pool (the request still alive) before it
+  // answers.
+  std::function<void(HttpReply&)> then;
 };
 
 using HttpHandler = std::function<void(const HttpRequest&, HttpReply&)>;
 
 // Where a route's handler runs (node/http_server.h): cheap handlers on the connection's I/O
 // thread, writes and queries on their own bounded worker pools so that neither blocks the
-// other or the I/O threads.
-enum class HttpWork { kInline, kWrite, kQuery };
+// other or the I/O threads. kWriteFirstInline: a write that starts on the I/O thread and goes as
+// far as it can without waiting, leaving the rest (HttpReply::then) to the write pool; a small
+// write then costs no hand-off between threads.
+enum class HttpWork { kInline, kWrite, kQuery, kWriteFirstInline };
 
 // Maps (method, path) to handlers. Filled before the server starts; read-only afterwards.
 class HttpRouter {

@@ -287,17 +287,22 @@ void LineIngester::AddPoint(const SeriesCache::Entry& series, std::int64_t ts_ns
   }
 }
 
-void LineIngester::Flush() {
+void LineIngester::Flush(bool apply_when_idle) {
   for (std::size_t shard = 0; shard < open_.size(); ++shard) {
     if (open_[shard]) {
       Metrics().points_received->Add(open_[shard]->points.size());
-      shards_.Submit(static_cast<int>(shard), std::move(open_[shard]));
+      if (apply_when_idle) {
+        shards_.SubmitOrApply(static_cast<int>(shard), std::move(open_[shard]));
+      } else {
+        shards_.Submit(static_cast<int>(shard), std::move(open_[shard]));
+      }
     }
   }
 }
 
 void LineIngester::Finish() {
-  Flush();
+  // What is left is waited for right away: applied here where the shard is idle.
+  Flush(/*apply_when_idle=*/true);
   storage_status_ = completion_.Wait();
 }
 

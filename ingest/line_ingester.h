@@ -82,7 +82,9 @@ class LineIngester final : public LineConsumer {
   void AddPoint(const SeriesCache::Entry& series, std::int64_t ts_ns, const Field& field);
   // The open batch of `shard`, taken from the pool when there is none.
   Batch& OpenBatch(int shard);
-  void Flush();
+  // Hands the open batches to their shards; with `apply_when_idle` (for a caller about to wait
+  // for them) a batch whose shard is idle is applied by this thread (ShardSet::SubmitOrApply).
+  void Flush(bool apply_when_idle = false);
   void LogBadLine(std::string_view what);
   void LogStringField(std::string_view key);
 

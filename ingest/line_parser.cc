@@ -103,9 +103,8 @@ inline const char* ScanName(const char* p, const char* end, bool* high) noexcept
 
 inline bool IsDigit(char c) noexcept { return static_cast<unsigned>(c - '0') < 10; }
 
-constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                             1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                             1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                             1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 // Fast path for the common "[-]digits[.digits]" spelling. Exact: when the digits form an
 // integer m <= 2^53 and there are k <= 22 decimals, m and 10^k are both exact doubles and IEEE
@@ -211,8 +210,8 @@ bool DecimalOverflows(std::string_view s) noexcept {
     }
     if (negative) exponent = -exponent;
   }
-  const long e10 = int_digits > 0 ? int_digits - 1 + exponent
-                                  : -(leading_zeros_after_dot + 1) + exponent;
+  const long e10 =
+      int_digits > 0 ? int_digits - 1 + exponent : -(leading_zeros_after_dot + 1) + exponent;
   return e10 >= 0;
 }
 
@@ -389,8 +388,8 @@ bool ParseFloatValue(std::string_view text, double* out, std::string* scratch) {
     const char first = static_cast<char>(body[0] | 0x20);
     if (!(IsDigit(body[0]) || (first >= 'a' && first <= 'f') || body[0] == '.')) return false;
     if (body.find_first_of("pP") == std::string_view::npos) return false;
-    const auto r = std::from_chars(body.data(), body.data() + body.size(), v,
-                                   std::chars_format::hex);
+    const auto r =
+        std::from_chars(body.data(), body.data() + body.size(), v, std::chars_format::hex);
     if (r.ptr != body.data() + body.size()) return false;
     if (r.ec == std::errc::result_out_of_range) {
       // Out of range in hex: overflow unless the exponent is negative.
@@ -451,8 +450,8 @@ LineParser::LineParser(Precision precision) : precision_(precision) {
   number_scratch_.reserve(64);
 }
 
-ParseResult LineParser::Parse(std::string_view line, std::int64_t default_ts_ns,
-                              ParsedLine* out, ParseError* error) {
+ParseResult LineParser::Parse(std::string_view line, std::int64_t default_ts_ns, ParsedLine* out,
+                              ParseError* error) {
   const char* const begin = line.data();
   const char* p = begin;
   const char* end = begin + line.size();
@@ -480,7 +479,8 @@ ParseResult LineParser::Parse(std::string_view line, std::int64_t default_ts_ns,
   if (high && !ValidUtf8(measurement_begin, p)) {
     return fail(measurement_begin, "invalid UTF-8 in measurement");
   }
-  out->measurement = std::string_view(measurement_begin, static_cast<std::size_t>(p - measurement_begin));
+  out->measurement =
+      std::string_view(measurement_begin, static_cast<std::size_t>(p - measurement_begin));
 
   // Tags.
   tags_.clear();
@@ -503,13 +503,15 @@ ParseResult LineParser::Parse(std::string_view line, std::int64_t default_ts_ns,
       const char* const value_begin = p;
       p = ScanName<kStopKey, IsKeyEscape>(p, end, &high);
       if (p == value_begin) return fail(p, "expected tag value");
-      if (high && !ValidUtf8(value_begin, p)) return fail(value_begin, "invalid UTF-8 in tag value");
+      if (high && !ValidUtf8(value_begin, p))
+        return fail(value_begin, "invalid UTF-8 in tag value");
       // Escaping is one-to-one on valid tokens, so equal keys are equal bytes.
       for (const Tag& t : tags_) {
         if (t.key == key) return fail(key_begin, "duplicate tag key");
       }
       if (tags_.size() == kMaxTags) return fail(key_begin, "too many tags (limit 256)");
-      tags_.push_back(Tag{key, std::string_view(value_begin, static_cast<std::size_t>(p - value_begin))});
+      tags_.push_back(
+          Tag{key, std::string_view(value_begin, static_cast<std::size_t>(p - value_begin))});
       if (p < end && *p == ',') {
         ++p;
         continue;

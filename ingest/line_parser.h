@@ -58,7 +58,8 @@ enum class FieldType : unsigned char {
   kString,  // "quoted"
 };
 
-std::string_view FieldTypeName(FieldType type) noexcept;  // "float", "int", "uint", "bool", "string"
+std::string_view FieldTypeName(
+    FieldType type) noexcept;  // "float", "int", "uint", "bool", "string"
 
 struct Tag {
   std::string_view key;    // escaped as in the input (EscapeContext::kTagKey)

@@ -89,8 +89,8 @@ class KnownLabelSets {
   // Known() for each of `raw_labels`: known[i] and tokens[i]. The decoder asks about a whole
   // request at once, so that an implementation can overlap the lookups' cache misses.
   // REQUIRES: the three spans have the same size.
-  virtual void KnownMany(std::span<const std::string_view> raw_labels, std::span<std::uint8_t> known,
-                         std::span<std::uint64_t> tokens) {
+  virtual void KnownMany(std::span<const std::string_view> raw_labels,
+                         std::span<std::uint8_t> known, std::span<std::uint64_t> tokens) {
     for (std::size_t i = 0; i < raw_labels.size(); ++i) known[i] = Known(raw_labels[i], &tokens[i]);
   }
 };
@@ -173,7 +173,7 @@ class RemoteWriteDecoder {
   std::vector<std::string_view> pending_fields_;  // the Label messages of one of them
   std::vector<std::uint8_t> pending_known_;
   std::vector<std::uint64_t> pending_tokens_;
-  KnownLabelSets* known_ = nullptr;             // of the current Decode()
+  KnownLabelSets* known_ = nullptr;  // of the current Decode()
   RemoteWriteCounts counts_;
   std::string message_;
 };

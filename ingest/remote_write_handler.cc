@@ -255,6 +255,33 @@ struct RemoteWriteHandler::State {
   std::string cache_key;
   std::string series_key;
   std::vector<std::unique_ptr<Batch>> open;  // one per shard
+  // Full batches not handed over yet (a queue was full where the request may not block), in the
+  // order they were filled; once one is parked every later one is, so each shard's order holds.
+  std::vector<std::pair<int, std::unique_ptr<Batch>>> parked;
+  Completion completion{WriteProtocol::kRemoteWrite};
+  // This request's progress and findings.
+  std::size_t next_series = 0;
+  bool samples_walked = false;
+  RemoteWriteCounts counts;
+  std::uint64_t refused_series = 0;
+  std::uint64_t refused_samples = 0;
+  std::uint64_t type_conflicts = 0;
+  std::string first_refusal;
+};
+
+// A request's state while its `rest` has not run; the state is handed over, never moved.
+struct RemoteWriteHandler::PendingState {
+  explicit PendingState(std::unique_ptr<State> s) : state(std::move(s)) {}
+  // A `rest` dropped without being run still must not leave batches pointing at a freed
+  // completion.
+  ~PendingState() {
+    if (state) (void)state->completion.Wait();
+  }
+  std::unique_ptr<State> Take(const RemoteWriteHandler& handler) {
+    handler.SubmitSamples(*state, /*may_block=*/true);
+    return std::move(state);
+  }
+  std::unique_ptr<State> state;
 };
 
 RemoteWriteHandler::RemoteWriteHandler(ShardSet& shards, SeriesIndex& index,
@@ -279,6 +306,13 @@ std::unique_ptr<RemoteWriteHandler::State> RemoteWriteHandler::AcquireState() co
     state->cache = std::make_unique<SeriesCache>(kMaxCachedSeries, kMaxCachedKeyBytes);
   }
   state->open.resize(static_cast<std::size_t>(shards_.shard_count()));
+  state->completion.Reset();
+  state->parked.clear();
+  state->next_series = 0;
+  state->samples_walked = false;
+  state->counts = {};
+  state->refused_series = state->refused_samples = state->type_conflicts = 0;
+  state->first_refusal.clear();
   return state;
 }
 
@@ -289,24 +323,39 @@ void RemoteWriteHandler::ReleaseState(std::unique_ptr<State> state, bool keep_ca
   if (states_.size() < kPooledStates) states_.push_back(std::move(state));
 }
 
-RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request) const {
+namespace {
+
+// Counts a refused request and fills `response` with its answer.
+RemoteWriteResponse& Refuse(RemoteWriteResponse& response, RemoteWriteRejection why, int status,
+                            std::string message) {
+  RwMetrics().rejected[static_cast<int>(why)]->Add();
+  // Refused requests share one budget so that a misconfigured sender cannot flood the log.
+  static RateLimiter limiter(5);
+  std::uint64_t suppressed = 0;
+  if (limiter.Allow(&suppressed)) {
+    Logger("ingest")->warn(
+        "http /api/v1/write answered {}: {}{}", status, message,
+        suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+  }
+  response.status = status;
+  response.body = std::move(message);
+  response.body.push_back('\n');
+  return response;
+}
+
+}  // namespace
+
+RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request,
+                                               bool may_block) const {
+  RemoteWriteResponse response;
+  if (!may_block && request.body.size() > kInlineBodyBytes) {
+    response.rest = [this, request] { return Handle(request, /*may_block=*/true); };
+    return response;
+  }
   RemoteWriteMetrics& metrics = RwMetrics();
   metrics.requests->Add();
-  RemoteWriteResponse response;
   auto fail = [&](RemoteWriteRejection why, int status, std::string message) {
-    metrics.rejected[static_cast<int>(why)]->Add();
-    // Refused requests share one budget so that a misconfigured sender cannot flood the log.
-    static RateLimiter limiter(5);
-    std::uint64_t suppressed = 0;
-    if (limiter.Allow(&suppressed)) {
-      Logger("ingest")->warn(
-          "http /api/v1/write answered {}: {}{}", status, message,
-          suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
-    }
-    response.status = status;
-    response.body = std::move(message);
-    response.body.push_back('\n');
-    return response;
+    return Refuse(response, why, status, std::move(message));
   };
 
   const std::string_view encoding = Trim(request.content_encoding);
@@ -330,19 +379,17 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
     return fail(RejectionOf(error), error == RemoteWriteError::kTooLarge ? 413 : 400,
                 std::move(message));
   }
-  const RemoteWriteCounts counts = s.decoder.counts();
-  metrics.series->Add(counts.series);
-  metrics.samples->Add(counts.samples);
-  if (counts.exemplars) metrics.exemplars->Add(counts.exemplars);
-  if (counts.histograms) metrics.histograms->Add(counts.histograms);
-  if (counts.metadata) metrics.metadata->Add(counts.metadata);
+  s.counts = s.decoder.counts();
+  metrics.series->Add(s.counts.series);
+  metrics.samples->Add(s.counts.samples);
+  if (s.counts.exemplars) metrics.exemplars->Add(s.counts.exemplars);
+  if (s.counts.histograms) metrics.histograms->Add(s.counts.histograms);
+  if (s.counts.metadata) metrics.metadata->Add(s.counts.metadata);
 
   // Every series first, so that a rate-limited one stops the request before anything is stored.
   const std::span<const RemoteWriteSeries> series = s.decoder.series();
   s.resolved.resize(series.size());
   s.definition_pending.assign(series.size(), 0);
-  std::uint64_t refused_series = 0, refused_samples = 0;
-  std::string first_refusal;
   for (std::size_t i = 0; i < series.size(); ++i) {
     const RemoteWriteSeries& one = series[i];
     if (one.known) {
@@ -385,14 +432,14 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
         return fail(RemoteWriteRejection::kNewSeriesRate, 429, std::move(message));
       }
       s.resolved[i] = SeriesCache::Entry{kInvalidSeriesId, ValueType::kFloat};
-      ++refused_series;
-      refused_samples += one.samples;
+      ++s.refused_series;
+      s.refused_samples += one.samples;
       if (resolved.rejection == SeriesRejection::kNone) {
         Metrics().points_storage_error->Add(one.samples);
       }
-      if (first_refusal.empty()) {
-        first_refusal = "series ";
-        first_refusal.append(DescribeLabels(name, s.tags, 200))
+      if (s.first_refusal.empty()) {
+        s.first_refusal = "series ";
+        s.first_refusal.append(DescribeLabels(name, s.tags, 200))
             .append(" refused: ")
             .append(st.message());
       }
@@ -403,18 +450,45 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
     s.cache->Insert(hash, key, kind, s.resolved[i]);
   }
 
-  // Then the samples, batched per shard; a full batch goes at once, the rest at the end.
-  Completion completion(WriteProtocol::kRemoteWrite);
-  std::uint64_t type_conflicts = 0;
+  if (SubmitSamples(s, may_block) && (may_block || s.completion.done())) {
+    return Finish(std::move(state));
+  }
+  // The rest waits for the shards on a thread that may block. The state stays where it is:
+  // queued batches point at its completion.
+  auto pending = std::make_shared<PendingState>(std::move(state));
+  response.rest = [this, pending] { return Finish(pending->Take(*this)); };
+  return response;
+}
+
+bool RemoteWriteHandler::SubmitSamples(State& s, bool may_block) const {
+  // Full batches parked by an earlier call go first, in their order.
+  if (!s.parked.empty()) {
+    if (!may_block) return false;
+    for (auto& [shard, batch] : s.parked) shards_.Submit(shard, std::move(batch));
+    s.parked.clear();
+  }
+  // Samples batched per shard; a full batch goes to its shard at once, the rest at the end,
+  // applied by this thread itself where the shard is idle.
+  const std::span<const RemoteWriteSeries> series = s.decoder.series();
   auto open_batch = [&](int shard) -> Batch& {
     std::unique_ptr<Batch>& batch = s.open[static_cast<std::size_t>(shard)];
     if (!batch) {
       batch = shards_.Acquire();
-      batch->completion = &completion;
+      batch->completion = &s.completion;
     }
     return *batch;
   };
-  for (std::size_t i = 0; i < series.size(); ++i) {
+  // A full batch: handed over, or parked (with every later one) when that would wait.
+  auto hand_over = [&](int shard) {
+    std::unique_ptr<Batch>& batch = s.open[static_cast<std::size_t>(shard)];
+    if (may_block) {
+      shards_.Submit(shard, std::move(batch));
+    } else if (!s.parked.empty() || !shards_.TrySubmit(shard, batch, /*apply_when_idle=*/false)) {
+      s.parked.emplace_back(shard, std::move(batch));
+    }
+  };
+  for (; !s.samples_walked && s.next_series < series.size(); ++s.next_series) {
+    const std::size_t i = s.next_series;
     const SeriesCache::Entry entry = s.resolved[i];
     if (entry.sid == kInvalidSeriesId) continue;
     const int shard = shards_.ShardOf(entry.sid);
@@ -424,30 +498,56 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
     RemoteWriteDecoder::ForEachSample(series[i], [&](std::int64_t ts_ms, std::uint64_t bits) {
       std::uint64_t stored = 0;
       if (!StoredBits(entry.type, bits, &stored)) {
-        ++type_conflicts;
+        ++s.type_conflicts;
         return;
       }
       batch->points.push_back(
           PointRecord{entry.sid, ts_ms * remote_write::kNanosPerMilli, stored, entry.type});
       if (batch->points.size() >= Batch::kCapacity) {
-        shards_.Submit(shard, std::move(s.open[static_cast<std::size_t>(shard)]));
+        hand_over(shard);
         batch = &open_batch(shard);
       }
     });
   }
-  for (std::size_t shard = 0; shard < s.open.size(); ++shard) {
-    if (s.open[shard]) shards_.Submit(static_cast<int>(shard), std::move(s.open[shard]));
+  s.samples_walked = true;
+  if (!s.parked.empty()) return false;  // the open batches wait behind the parked ones
+  if (!may_block) {
+    // Shards busy with another request's batch are tried again after the others, before this
+    // request queues there and waits.
+    for (std::size_t shard = 0; shard < s.open.size(); ++shard) {
+      if (s.open[shard]) shards_.TryApply(static_cast<int>(shard), s.open[shard]);
+    }
   }
-  const Status stored = completion.Wait();
-  if (type_conflicts) Metrics().points_type_conflict->Add(type_conflicts);
-  const std::uint64_t storage_rejected = completion.rejected();
-  const std::uint64_t series_count = series.size();
+  for (std::size_t shard = 0; shard < s.open.size(); ++shard) {
+    if (!s.open[shard]) continue;
+    if (may_block) {
+      shards_.SubmitOrApply(static_cast<int>(shard), std::move(s.open[shard]));
+    } else if (!shards_.TrySubmit(static_cast<int>(shard), s.open[shard],
+                                  /*apply_when_idle=*/true)) {
+      s.parked.emplace_back(static_cast<int>(shard), std::move(s.open[shard]));
+    }
+  }
+  return s.parked.empty();
+}
+
+RemoteWriteResponse RemoteWriteHandler::Finish(std::unique_ptr<State> state) const {
+  State& s = *state;
+  RemoteWriteResponse response;
+  const Status stored = s.completion.Wait();
+  if (s.type_conflicts) Metrics().points_type_conflict->Add(s.type_conflicts);
+  const std::uint64_t storage_rejected = s.completion.rejected();
+  const std::uint64_t series_count = s.decoder.series().size();
+  const std::uint64_t refused_series = s.refused_series;
+  const std::uint64_t refused_samples = s.refused_samples;
+  const std::uint64_t type_conflicts = s.type_conflicts;
+  const std::uint64_t samples = s.counts.samples;
+  std::string first_refusal = std::move(s.first_refusal);
   ReleaseState(std::move(state), /*keep_cache=*/stored.ok());
 
   if (!stored.ok()) {
     std::string message = "storage failed, samples may not be durable: ";
     message.append(stored.ToString());
-    return fail(RemoteWriteRejection::kStorage, 500, std::move(message));
+    return Refuse(response, RemoteWriteRejection::kStorage, 500, std::move(message));
   }
   if (refused_series || type_conflicts || storage_rejected) {
     std::string message = "partial write: ";
@@ -469,11 +569,11 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
     message.append("dropped=")
         .append(std::to_string(refused_samples + type_conflicts + storage_rejected))
         .append(" of ")
-        .append(std::to_string(counts.samples))
+        .append(std::to_string(samples))
         .append(" samples in ")
         .append(std::to_string(series_count))
         .append(" series");
-    return fail(RemoteWriteRejection::kPartial, 400, std::move(message));
+    return Refuse(response, RemoteWriteRejection::kPartial, 400, std::move(message));
   }
   response.status = 204;
   return response;

@@ -18,7 +18,10 @@
 //   refused for good (limits.max_series, the label limits) has its samples dropped: the others
 //   are stored and the answer is a 400 partial write naming it, which Prometheus does not retry.
 // - Samples go to the shards as /write's do: a full shard queue blocks the request
-//   (back-pressure; the HTTP server answers further bodies 503 past its in-flight budget). The
+//   (back-pressure; the HTTP server answers further bodies 503 past its in-flight budget). A
+//   request's last batch per shard is applied by the request's own thread when the shard is
+//   idle, and the HTTP server first runs the request on its I/O thread as far as it gets without
+//   waiting (Handle's `may_block`): a small request then costs no thread hand-off at all. The
 //   answer is 204 once every sample is durable under storage.wal_sync; 500 when storage failed
 //   (the client retries; a duplicate timestamp replaces, so a retry is harmless); a 400 partial
 //   write when storage refused samples (older than storage.late_max_age, past the retention, or
@@ -31,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +57,10 @@ struct RemoteWriteResponse {
   int status = 204;
   std::string body;       // a plain-text message, empty for 204
   int retry_after_s = 0;  // a Retry-After header when > 0
+  // Set only by Handle(request, /*may_block=*/false) when the request must wait for its shards:
+  // the rest of the request, to be called once, while the request's body lives, on a thread
+  // that may block; its answer is the answer (the fields above are then unset).
+  std::function<RemoteWriteResponse()> rest;
 };
 
 // Why a request was not answered 204: the `reason` label of
@@ -78,10 +86,23 @@ class RemoteWriteHandler {
   RemoteWriteHandler(ShardSet& shards, SeriesIndex& index, const IngestOptions& options);
   ~RemoteWriteHandler();
 
-  RemoteWriteResponse Handle(const RemoteWriteRequest& request) const;
+  // With `may_block` false (the caller is an HTTP I/O thread), the request runs here only as far
+  // as it can without waiting: bodies up to kInlineBodyBytes are decoded and their batches
+  // applied where their shards are idle; anything that would wait (a batch queued behind
+  // others, a full queue, a larger body) is left in the answer's `rest`.
+  RemoteWriteResponse Handle(const RemoteWriteRequest& request, bool may_block = true) const;
+  // Bodies (snappy) decoded on the caller's thread when it may not block: larger ones, whose
+  // decoding takes a while, go to `rest` whole.
+  static constexpr std::size_t kInlineBodyBytes = 256 << 10;
 
  private:
   struct State;
+  struct PendingState;
+  // Hands the decoded samples to the shards, from where the last call stopped. Without
+  // `may_block` it stops (false) at the first batch whose queue is full and parks the rest.
+  bool SubmitSamples(State& s, bool may_block) const;
+  // Waits for the shards and answers.
+  RemoteWriteResponse Finish(std::unique_ptr<State> state) const;
   std::unique_ptr<State> AcquireState() const;
   // Back to the pool, or freed (a cache that vouches for definitions not logged is dropped).
   void ReleaseState(std::unique_ptr<State> state, bool keep_cache) const;

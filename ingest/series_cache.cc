@@ -29,8 +29,8 @@ bool SeriesCache::Equal(const Slot& s, std::string_view prefix, std::string_view
          std::memcmp(p + prefix.size(), field.data(), field.size()) == 0;
 }
 
-bool SeriesCache::Find(std::uint64_t prefix_hash, std::string_view prefix,
-                       std::string_view field, Entry* out) const {
+bool SeriesCache::Find(std::uint64_t prefix_hash, std::string_view prefix, std::string_view field,
+                       Entry* out) const {
   return FindHashed(HashField(prefix_hash, field), prefix, field, out);
 }
 
@@ -42,8 +42,8 @@ void SeriesCache::PrefetchKey(std::uint64_t hash) const {
   for (std::size_t at = 0; at < n; at += 64) __builtin_prefetch(p + at);
 }
 
-bool SeriesCache::FindHashed(std::uint64_t hash, std::string_view prefix,
-                             std::string_view field, Entry* out) const {
+bool SeriesCache::FindHashed(std::uint64_t hash, std::string_view prefix, std::string_view field,
+                             Entry* out) const {
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
     const Slot& s = slots_[i];
@@ -55,8 +55,8 @@ bool SeriesCache::FindHashed(std::uint64_t hash, std::string_view prefix,
   }
 }
 
-void SeriesCache::Insert(std::uint64_t prefix_hash, std::string_view prefix,
-                         std::string_view field, Entry entry) {
+void SeriesCache::Insert(std::uint64_t prefix_hash, std::string_view prefix, std::string_view field,
+                         Entry entry) {
   const std::size_t key_bytes = prefix.size() + field.size();
   if (size_ >= max_entries_ || bytes_.size() + key_bytes > max_key_bytes_) Clear();
   if (key_bytes > max_key_bytes_ || entry.sid > UINT32_MAX) return;  // never cacheable

@@ -60,10 +60,10 @@ class SeriesCache {
  private:
   struct Slot {
     std::uint64_t hash = 0;
-    std::uint32_t offset = 0;      // of the prefix bytes in bytes_; the field follows
+    std::uint32_t offset = 0;  // of the prefix bytes in bytes_; the field follows
     std::uint32_t prefix_len = 0;
     std::uint32_t field_len = 0;
-    std::uint32_t sid = 0;         // 0: empty slot (series ids start at 1)
+    std::uint32_t sid = 0;  // 0: empty slot (series ids start at 1)
     ValueType type = ValueType::kFloat;
   };
   static std::uint64_t HashField(std::uint64_t prefix_hash, std::string_view field);

@@ -116,19 +116,54 @@ void ShardSet::Release(std::unique_ptr<Batch> batch) {
 }
 
 void ShardSet::Submit(int shard_index, std::unique_ptr<Batch> batch) {
+  Offer(shard_index, batch, /*apply_when_idle=*/false, /*may_wait=*/true);
+}
+
+void ShardSet::SubmitOrApply(int shard_index, std::unique_ptr<Batch> batch) {
+  Offer(shard_index, batch, /*apply_when_idle=*/true, /*may_wait=*/true);
+}
+
+bool ShardSet::TrySubmit(int shard_index, std::unique_ptr<Batch>& batch, bool apply_when_idle) {
+  return Offer(shard_index, batch, apply_when_idle, /*may_wait=*/false);
+}
+
+bool ShardSet::TryApply(int shard_index, std::unique_ptr<Batch>& batch) {
+  return Offer(shard_index, batch, /*apply_when_idle=*/true, /*may_wait=*/false,
+               /*may_queue=*/false);
+}
+
+bool ShardSet::Offer(int shard_index, std::unique_ptr<Batch>& batch, bool apply_when_idle,
+                     bool may_wait, bool may_queue) {
   if (batch->points.empty() && batch->definitions.empty()) {
     Release(std::move(batch));
-    return;
+    return true;
   }
-  if (batch->completion != nullptr) batch->completion->Add();
   Shard& shard = *shards_[static_cast<std::size_t>(shard_index)];
+  bool apply_here = false;
+  {
+    MutexLock lock(shard.mu);
+    if (apply_when_idle && !shard.applying && shard.queue.empty() && !stopping_) {
+      apply_here = true;
+      shard.applying = true;
+    } else {
+      if (!may_queue || (!may_wait && shard.queue.size() >= queue_batches_)) return false;
+      shard.not_full.Wait(lock, [&] {
+        shard.mu.AssertHeld();
+        return shard.queue.size() < queue_batches_;
+      });
+      if (batch->completion != nullptr) batch->completion->Add();
+      shard.queue.push_back(std::move(batch));
+      shard.not_empty.NotifyOne();
+    }
+  }
+  if (!apply_here) return true;
+  if (batch->completion != nullptr) batch->completion->Add();
+  Apply(shard_index, std::move(batch));
   MutexLock lock(shard.mu);
-  shard.not_full.Wait(lock, [&] {
-    shard.mu.AssertHeld();
-    return shard.queue.size() < queue_batches_;
-  });
-  shard.queue.push_back(std::move(batch));
-  shard.not_empty.NotifyOne();
+  shard.applying = false;
+  // The thread waits for the mark to clear before it takes what was queued meanwhile.
+  if (!shard.queue.empty()) shard.not_empty.NotifyOne();
+  return true;
 }
 
 std::size_t ShardSet::queue_depth(int shard_index) const {
@@ -139,31 +174,44 @@ std::size_t ShardSet::queue_depth(int shard_index) const {
 
 void ShardSet::Run(int shard_index) {
   Shard& shard = *shards_[static_cast<std::size_t>(shard_index)];
-  ShardEngine& engine = storage_.shard(shard_index);
-  auto log = Logger("ingest");
   for (;;) {
     std::unique_ptr<Batch> batch;
     {
       MutexLock lock(shard.mu);
       shard.not_empty.Wait(lock, [&] {
         shard.mu.AssertHeld();
-        return stopping_ || !shard.queue.empty();
+        return (stopping_ && !shard.applying) || (!shard.queue.empty() && !shard.applying);
       });
       if (shard.queue.empty()) return;  // stopping and drained
       batch = std::move(shard.queue.front());
       shard.queue.pop_front();
+      shard.applying = true;
       shard.not_full.NotifyOne();
     }
-    AppendResult result;
-    Status st = engine.Append(batch->points, batch->definitions, &result);
-    if (!st.ok()) {
-      Metrics().points_storage_error->Add(batch->points.size() - result.accepted);
-      log->error("shard {}: storing a batch of {} points failed: {}", shard_index,
-                 batch->points.size(), st.ToString());
-    }
-    if (batch->completion != nullptr) batch->completion->Done(result, st);
-    Release(std::move(batch));
+    Apply(shard_index, std::move(batch));
+    MutexLock lock(shard.mu);
+    shard.applying = false;
   }
+}
+
+void ShardSet::Apply(int shard_index, std::unique_ptr<Batch> batch) {
+  ShardEngine& engine = storage_.shard(shard_index);
+  AppendResult result;
+  Status st = engine.Append(batch->points, batch->definitions, &result);
+  if (!st.ok()) {
+    Metrics().points_storage_error->Add(batch->points.size() - result.accepted);
+    // Storage errors repeat for every batch until the shard recovers: the log keeps a budget.
+    static RateLimiter limiter(5);
+    std::uint64_t suppressed = 0;
+    if (limiter.Allow(&suppressed)) {
+      Logger("ingest")->error(
+          "shard {}: storing a batch of {} points failed: {}{}", shard_index, batch->points.size(),
+          st.ToString(),
+          suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+    }
+  }
+  if (batch->completion != nullptr) batch->completion->Done(result, st);
+  Release(std::move(batch));
 }
 
 }  // namespace ingot::ingest

@@ -37,6 +37,17 @@ class Completion {
     MutexLock lock(mu_);
     ++pending_;
   }
+  // Whether every added batch is done (Wait would not block).
+  bool done() const {
+    MutexLock lock(mu_);
+    return pending_ == 0;
+  }
+  // Counts and error back to zero, for the next use. REQUIRES: done().
+  void Reset() {
+    MutexLock lock(mu_);
+    accepted_ = rejected_ = 0;
+    first_error_ = Status();
+  }
   void Done(const AppendResult& result, const Status& status);
   // Blocks until every added batch is done. Returns the first storage error, if any.
   Status Wait();
@@ -82,6 +93,18 @@ class ShardSet {
   // Queues `batch` for `shard` (blocking while the queue is full) and registers it with its
   // completion. An empty batch goes straight back to the pool.
   void Submit(int shard, std::unique_ptr<Batch> batch);
+  // Like Submit, but when the shard is idle (nothing queued, nothing being applied) the caller
+  // applies the batch itself, in place of the shard's thread: for a producer that waits for its
+  // batches anyway (a remote-write or /write request), a hand-off to the shard thread and the
+  // wake-up back cost more than a small batch's apply. Batches of a shard are still applied one
+  // at a time and in the order they were submitted.
+  void SubmitOrApply(int shard, std::unique_ptr<Batch> batch);
+  // Submit (or SubmitOrApply, with `apply_when_idle`) that never waits: false, with `batch` left
+  // to the caller, when the shard's queue is full. For a caller on a thread that must not block
+  // (an HTTP I/O thread).
+  bool TrySubmit(int shard, std::unique_ptr<Batch>& batch, bool apply_when_idle);
+  // Applies `batch` here when the shard is idle; false (the batch left to the caller) when not.
+  bool TryApply(int shard, std::unique_ptr<Batch>& batch);
   std::size_t queue_depth(int shard) const;
 
  private:
@@ -89,9 +112,18 @@ class ShardSet {
     Mutex mu;
     CondVar not_empty, not_full;
     std::deque<std::unique_ptr<Batch>> queue GUARDED_BY(mu);
+    bool applying GUARDED_BY(mu) = false;  // a batch is being applied, by the thread or a caller
     std::thread thread;
   };
   void Run(int shard);
+  // Applies `batch` here when `apply_when_idle` and the shard is idle, else queues it when
+  // `may_queue` (waiting for room when `may_wait`); false, with the batch left in place, when it
+  // did neither.
+  bool Offer(int shard, std::unique_ptr<Batch>& batch, bool apply_when_idle, bool may_wait,
+             bool may_queue = true);
+  // Appends `batch` to the shard's engine and completes it; the caller holds the shard's
+  // `applying` mark.
+  void Apply(int shard, std::unique_ptr<Batch> batch);
   void Release(std::unique_ptr<Batch> batch);
 
   Storage& storage_;

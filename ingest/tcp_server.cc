@@ -22,7 +22,8 @@ Status TcpServer::Start(const std::string& listen, unsigned threads) {
   if (options_.tls.enabled()) {
     INGOT_RETURN_IF_ERROR(MakeServerTlsContext(options_.tls, "ingest.tls", &tls_));
   }
-  INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "ingest.tcp_listen", "line-protocol TCP listener", &acceptor_));
+  INGOT_RETURN_IF_ERROR(
+      OpenAcceptor(io_, listen, "ingest.tcp_listen", "line-protocol TCP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   asio::co_spawn(io_, AcceptLoop(), asio::detached);
   RunOnThreads(io_, threads, &threads_);
@@ -34,8 +35,9 @@ void TcpServer::Stop() {
   stopping_ = true;
   // Sessions notice `stopping_` at their next wake-up (data, EOF or the idle watchdog tick) and
   // finish their consumers; wait for them, then stop the loop.
-  StopListener(io_, acceptor_.get(), std::chrono::seconds(5),
-               [this] { return connections_.load() > 0; }, &threads_);
+  StopListener(
+      io_, acceptor_.get(), std::chrono::seconds(5), [this] { return connections_.load() > 0; },
+      &threads_);
 }
 
 namespace {
@@ -112,8 +114,8 @@ asio::awaitable<void> TcpServer::AcceptLoop() {
   auto log = Logger("ingest");
   RateLimiter limit_log(1);
   tcp::socket socket(io_);
-  while (co_await AcceptOne(*acceptor_, io_, backoff_, Metrics().accept_errors, stopping_,
-                            &socket)) {
+  while (
+      co_await AcceptOne(*acceptor_, io_, backoff_, Metrics().accept_errors, stopping_, &socket)) {
     boost::system::error_code ec;
     if (connections_.load() >= static_cast<int>(options_.max_connections)) {
       const bool evicted = EvictIdlest();
@@ -236,14 +238,15 @@ asio::awaitable<void> TcpServer::ReadLines(Stream& stream, Connection& conn,
         begin = 0;
       }
     }
-    const std::size_t n = co_await stream.async_read_some(
-        asio::buffer(buffer.get() + end, capacity - end),
-        asio::redirect_error(asio::use_awaitable, ec));
+    const std::size_t n =
+        co_await stream.async_read_some(asio::buffer(buffer.get() + end, capacity - end),
+                                        asio::redirect_error(asio::use_awaitable, ec));
     if (n > 0) conn.last_activity_ns.store(SteadyNowNs());
     const std::size_t scan_from = end;
     end += n;
     if (skipping) {
-      const char* nl = static_cast<const char*>(std::memchr(buffer.get() + scan_from, '\n', end - scan_from));
+      const char* nl =
+          static_cast<const char*>(std::memchr(buffer.get() + scan_from, '\n', end - scan_from));
       if (nl == nullptr) {
         skipped_bytes += end - begin;
         begin = end = 0;
@@ -259,7 +262,8 @@ asio::awaitable<void> TcpServer::ReadLines(Stream& stream, Connection& conn,
       const char* base = buffer.get();
       const void* last_nl = memrchr(base + begin, '\n', end - begin);
       if (last_nl != nullptr) {
-        const std::size_t stop = static_cast<std::size_t>(static_cast<const char*>(last_nl) - base) + 1;
+        const std::size_t stop =
+            static_cast<std::size_t>(static_cast<const char*>(last_nl) - base) + 1;
         std::string_view lines(base + begin, stop - begin);
         consumer.Consume(lines);
         // Time blocked on backpressure inside Consume() is not idleness of the client.

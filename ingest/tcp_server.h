@@ -25,10 +25,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "config/asio.h"

@@ -100,7 +100,8 @@ Status HttpServer::Start(const std::string& listen) {
   if (options_.tls.enabled()) {
     INGOT_RETURN_IF_ERROR(MakeServerTlsContext(options_.tls, "query.tls", &tls_));
   }
-  INGOT_RETURN_IF_ERROR(OpenAcceptor(io_, listen, "query.http_listen", "HTTP listener", &acceptor_));
+  INGOT_RETURN_IF_ERROR(
+      OpenAcceptor(io_, listen, "query.http_listen", "HTTP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
   write_pool_ = std::make_unique<asio::thread_pool>(std::max(1u, options_.write_workers));
   query_pool_ = std::make_unique<asio::thread_pool>(std::max(1u, options_.query_workers));
@@ -113,8 +114,9 @@ void HttpServer::Stop() {
   if (threads_.empty()) return;
   stopping_ = true;
   // Requests in flight get a short grace period; idle keep-alive connections are simply dropped.
-  StopListener(io_, acceptor_.get(), std::chrono::seconds(2),
-               [this] { return in_flight_.load() > 0; }, &threads_);
+  StopListener(
+      io_, acceptor_.get(), std::chrono::seconds(2), [this] { return in_flight_.load() > 0; },
+      &threads_);
   // Handlers still running reference their (suspended) sessions, which live until io_ goes
   // away: let them finish first.
   write_pool_->join();
@@ -134,8 +136,8 @@ void HttpServer::ReleaseBody(std::uint64_t bytes) { inflight_body_bytes_.fetch_s
 
 asio::awaitable<void> HttpServer::AcceptLoop() {
   tcp::socket socket(io_);
-  while (co_await AcceptOne(*acceptor_, io_, backoff_, Metrics().accept_errors, stopping_,
-                            &socket)) {
+  while (
+      co_await AcceptOne(*acceptor_, io_, backoff_, Metrics().accept_errors, stopping_, &socket)) {
     boost::system::error_code ec;
     auto executor = socket.get_executor();
     if (connections_.load() >= static_cast<int>(options_.max_connections)) {
@@ -155,10 +157,10 @@ asio::awaitable<void> HttpServer::Refuse(tcp::socket socket) {
   boost::system::error_code ec;
   if (refusing_.fetch_add(1) < kMaxRefusing && !tls_) {
     beast::tcp_stream stream(std::move(socket));
-    HttpResponse response = PlainResponse(
-        http::status::service_unavailable,
-        std::to_string(options_.max_connections) +
-            " HTTP connections are open (query.max_connections); retry later\n");
+    HttpResponse response =
+        PlainResponse(http::status::service_unavailable,
+                      std::to_string(options_.max_connections) +
+                          " HTTP connections are open (query.max_connections); retry later\n");
     response.set(http::field::retry_after, "1");
     stream.expires_after(std::chrono::seconds(1));
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
@@ -170,7 +172,7 @@ asio::awaitable<void> HttpServer::Refuse(tcp::socket socket) {
 }
 
 asio::awaitable<void> HttpServer::RunAs(HttpWork work, const std::function<void()>& fn) {
-  if (work == HttpWork::kInline) {
+  if (work == HttpWork::kInline || work == HttpWork::kWriteFirstInline) {
     fn();
     co_return;
   }
@@ -273,11 +275,11 @@ asio::awaitable<void> HttpServer::Serve(Stream& stream) {
         const std::uint64_t want = length ? *length : options_.max_request_bytes;
         if (!ReserveBody(want)) {
           Metrics().shed.Add();
-          HttpResponse response = PlainResponse(
-              http::status::service_unavailable,
-              "request bodies in flight would exceed " +
-                  std::to_string(options_.max_inflight_body_bytes) +
-                  " bytes (query.max_inflight_request_bytes); retry\n");
+          HttpResponse response =
+              PlainResponse(http::status::service_unavailable,
+                            "request bodies in flight would exceed " +
+                                std::to_string(options_.max_inflight_body_bytes) +
+                                " bytes (query.max_inflight_request_bytes); retry\n");
           response.set(http::field::retry_after, "1");
           lowest.expires_after(std::chrono::milliseconds(options_.timeout_ms));
           co_await http::async_write(stream, response,
@@ -335,6 +337,13 @@ asio::awaitable<void> HttpServer::Serve(Stream& stream) {
     reply.response.set(http::field::server, "ingot");
     const HttpWork work = router_.WorkOf(request);
     co_await RunAs(work, [&] { router_.Handle(request, reply); });
+    if (reply.then) {
+      co_await RunAs(HttpWork::kWrite, [&] {
+        auto then = std::move(reply.then);
+        reply.then = nullptr;
+        then(reply);
+      });
+    }
     // Answers never refer to their request: its body's memory and budget go back before the
     // answer is written.
     request = HttpRequest{};

@@ -27,16 +27,7 @@ void RegisterWriteRoutes(HttpRouter& router, const ingest::WriteHandler& handler
   };
   router.Add(http::verb::post, "/write", write, HttpWork::kWrite);
   router.Add(http::verb::post, "/api/v2/write", write, HttpWork::kWrite);
-  auto prometheus_write = [&remote_write](const HttpRequest& request, HttpReply& reply) {
-    ingest::RemoteWriteRequest w;
-    w.body = request.body();
-    if (auto it = request.find(http::field::content_encoding); it != request.end()) {
-      w.content_encoding = it->value();
-    }
-    if (auto it = request.find(http::field::content_type); it != request.end()) {
-      w.content_type = it->value();
-    }
-    ingest::RemoteWriteResponse r = remote_write.Handle(w);
+  auto answer = [](ingest::RemoteWriteResponse r, HttpReply& reply) {
     reply.response.result(static_cast<unsigned>(r.status));
     if (r.retry_after_s > 0) {
       reply.response.set(http::field::retry_after, std::to_string(r.retry_after_s));
@@ -46,7 +37,24 @@ void RegisterWriteRoutes(HttpRouter& router, const ingest::WriteHandler& handler
       reply.response.body() = std::move(r.body);
     }
   };
-  router.Add(http::verb::post, "/api/v1/write", prometheus_write, HttpWork::kWrite);
+  // Runs on the I/O thread (HttpWork::kWriteFirstInline): what would wait goes to `then`.
+  auto prometheus_write = [&remote_write, answer](const HttpRequest& request, HttpReply& reply) {
+    ingest::RemoteWriteRequest w;
+    w.body = request.body();
+    if (auto it = request.find(http::field::content_encoding); it != request.end()) {
+      w.content_encoding = it->value();
+    }
+    if (auto it = request.find(http::field::content_type); it != request.end()) {
+      w.content_type = it->value();
+    }
+    ingest::RemoteWriteResponse r = remote_write.Handle(w, /*may_block=*/false);
+    if (r.rest) {
+      reply.then = [rest = std::move(r.rest), answer](HttpReply& later) { answer(rest(), later); };
+      return;
+    }
+    answer(std::move(r), reply);
+  };
+  router.Add(http::verb::post, "/api/v1/write", prometheus_write, HttpWork::kWriteFirstInline);
   // InfluxDB clients probe /ping before writing.
   auto ping = [](const HttpRequest&, HttpReply& reply) {
     reply.response.result(http::status::no_content);

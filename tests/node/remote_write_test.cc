@@ -99,6 +99,8 @@ class RemoteWriteTest : public testing::QueryFixture {
     HttpReply reply;
     reply.response.version(11);
     router_->Handle(request, reply);
+    // What must wait runs afterwards, as the server runs it on its write pool.
+    if (reply.then) reply.then(reply);
     Response r;
     r.status = static_cast<int>(reply.response.result_int());
     r.content_type = std::string(reply.response[http::field::content_type]);
@@ -135,6 +137,32 @@ class RemoteWriteTest : public testing::QueryFixture {
     const Response r = Get("/api/v1/query?query=" + UrlEncode(q) + "&time=" + std::to_string(t_s));
     EXPECT_EQ(r.status, 200) << r.body;
     return nlohmann::json::parse(r.body, nullptr, false);
+  }
+
+  // Queues on every shard of `set` a batch of one point of a series of that shard.
+  void QueueOnEveryShard(ingest::ShardSet& set) {
+    std::vector<std::unique_ptr<ingest::Batch>> batches(
+        static_cast<std::size_t>(set.shard_count()));
+    auto missing = [&] {
+      return std::find(batches.begin(), batches.end(), nullptr) != batches.end();
+    };
+    for (int i = 0; missing(); ++i) {
+      ResolvedSeries resolved;
+      ASSERT_TRUE(storage_->index()
+                      .Resolve("queued_" + std::to_string(i), ValueType::kFloat, &resolved)
+                      .ok());
+      auto& batch = batches[static_cast<std::size_t>(set.ShardOf(resolved.sid))];
+      if (batch) continue;
+      batch = set.Acquire();
+      if (resolved.definition_pending) {
+        storage_->index().AppendDefinition(resolved.sid, &batch->definitions);
+      }
+      batch->points.push_back(PointRecord{resolved.sid, (kNowMs - 5000) * kMs,
+                                          std::bit_cast<std::uint64_t>(1.0), ValueType::kFloat});
+    }
+    for (int shard = 0; shard < set.shard_count(); ++shard) {
+      set.Submit(shard, std::move(batches[static_cast<std::size_t>(shard)]));
+    }
   }
 
   IngestOptions ingest_;
@@ -469,6 +497,74 @@ TEST_F(RemoteWriteTest, RepeatedRequestsReuseTheirSeries) {
   }
   EXPECT_EQ(storage_->index().size(), 20u);
   EXPECT_EQ(Read("up", {{"instance", "i7"}}).ts.size(), 3u);
+}
+
+// A request handled where it may not block (an HTTP I/O thread) goes as far as it can: with idle
+// shards it is answered at once, its batches applied by the caller; behind busy shards it leaves
+// the rest, which stores everything once the shards run; a large body is left whole.
+TEST_F(RemoteWriteTest, AWriteThatWouldWaitLeavesTheRestToAThreadThatMay) {
+  // A set that is not started: only callers apply, and what is queued waits for Start().
+  ingest::ShardSet set(*storage_, 4);
+  ingest::RemoteWriteHandler handler(set, storage_->index(), ingest_);
+  const std::string prefix = "instance-with-a-long-name-to-fill-the-body-";
+  auto request_of = [&](const std::string& name, int series, std::int64_t t_ms) {
+    prometheus::WriteRequest request;
+    for (int s = 0; s < series; ++s) {
+      AddSeries(&request, {{"__name__", name}, {"instance", prefix + std::to_string(s)}},
+                {{t_ms, 1.0 * s}});
+    }
+    return Encode(request);
+  };
+  auto bits = [](double v) { return std::vector<std::uint64_t>{std::bit_cast<std::uint64_t>(v)}; };
+  const std::string first = request_of("idle", 16, kNowMs - 3000);
+  ingest::RemoteWriteResponse r = handler.Handle({first, "snappy", ""}, /*may_block=*/false);
+  ASSERT_FALSE(r.rest) << "idle shards: nothing waits";
+  EXPECT_EQ(r.status, 204) << r.body;
+  EXPECT_EQ(Read("idle", {{"instance", prefix + "9"}}).bits, bits(9.0));
+
+  // A batch queued on every shard: the request must not wait here.
+  QueueOnEveryShard(set);
+  const std::string second = request_of("busy", 16, kNowMs - 2000);
+  r = handler.Handle({second, "snappy", ""}, /*may_block=*/false);
+  ASSERT_TRUE(r.rest) << "busy shards: the rest is left";
+  EXPECT_TRUE(Read("busy", {{"instance", prefix + "3"}}).ts.empty());
+  set.Start();
+  const ingest::RemoteWriteResponse rest = r.rest();
+  EXPECT_EQ(rest.status, 204) << rest.body;
+  for (int s = 0; s < 16; ++s) {
+    EXPECT_EQ(Read("busy", {{"instance", prefix + std::to_string(s)}}).bits, bits(1.0 * s)) << s;
+  }
+
+  // A body past kInlineBodyBytes is not even decoded here.
+  const double requests_before = Counter("ingot_remote_write_requests_total");
+  const std::string large = request_of("large", 30000, kNowMs - 1000);
+  ASSERT_GT(large.size(), ingest::RemoteWriteHandler::kInlineBodyBytes);
+  r = handler.Handle({large, "snappy", ""}, /*may_block=*/false);
+  ASSERT_TRUE(r.rest);
+  EXPECT_EQ(Counter("ingot_remote_write_requests_total"), requests_before);
+  EXPECT_EQ(r.rest().status, 204);
+  EXPECT_EQ(Read("large", {{"instance", prefix + "29999"}}).bits, bits(29999.0));
+  set.Stop();
+}
+
+// A rest that is dropped without running (the server stopping) leaves no batch pointing at freed
+// memory: its end waits for what was handed to the shards.
+TEST_F(RemoteWriteTest, ADroppedRestWaitsForItsBatches) {
+  ingest::ShardSet set(*storage_, 4);
+  ingest::RemoteWriteHandler handler(set, storage_->index(), ingest_);
+  prometheus::WriteRequest request;
+  for (int s = 0; s < 64; ++s) {
+    AddSeries(&request, {{"__name__", "dropped"}, {"n", std::to_string(s)}},
+              {{kNowMs - 1000, 2.0}});
+  }
+  // Every shard gets a batch queued ahead, so the request's batches queue behind it.
+  QueueOnEveryShard(set);
+  const std::string body = Encode(request);
+  ingest::RemoteWriteResponse r = handler.Handle({body, "snappy", ""}, /*may_block=*/false);
+  ASSERT_TRUE(r.rest);
+  set.Start();
+  r = {};  // dropped: must neither crash nor leave a dangling completion (ASan checks)
+  set.Stop();
 }
 
 // Through a real HttpServer on loopback: the request as Prometheus sends it, and the server's
