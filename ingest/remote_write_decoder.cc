@@ -265,11 +265,19 @@ RemoteWriteError RemoteWriteDecoder::Walk() {
   return RemoteWriteError::kNone;
 }
 
+namespace {
+// `message` from `samples_begin` (a position in it) on.
+std::string_view FromSamples(std::string_view message, const char* samples_begin) {
+  return message.substr(static_cast<std::size_t>(samples_begin - message.data()));
+}
+}  // namespace
+
 RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::uint64_t index) {
   labels_.clear();
   label_fields_.clear();
   const char* labels_begin = nullptr;
   const char* labels_end = nullptr;
+  const char* samples_begin = nullptr;
   bool contiguous = true;
   std::uint64_t samples = 0;
   // The first sample whose timestamp does not fit, reported after the labels are checked.
@@ -301,6 +309,7 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
       // Parsed below, unless the caller knows these label fields already.
       label_fields_.push_back(part);
     } else if (field == kTimeSeriesSamples && wire_type == kLengthDelimited) {
+      if (samples_begin == nullptr) samples_begin = field_begin;
       if (!r.ReadLengthDelimited(&part)) {
         return ProtobufError(r, message, where("samples", samples));
       }
@@ -353,6 +362,7 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
     counts_.samples += samples;
     RemoteWriteSeries s;
     s.message = message;
+    s.from_samples = FromSamples(message, samples_begin);
     s.raw_labels = raw_labels;
     s.index = index;
     s.samples = samples;
@@ -382,6 +392,7 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
   if (samples > 0) {
     RemoteWriteSeries s;
     s.message = message;
+    s.from_samples = FromSamples(message, samples_begin);
     s.raw_labels = raw_labels;
     s.index = index;
     s.samples = samples;

@@ -66,6 +66,9 @@ struct RemoteWriteCounts {
 // One series of a decoded request that carries samples. Views into the decoder's buffer.
 struct RemoteWriteSeries {
   std::string_view message;  // the encoded TimeSeries
+  // The encoded TimeSeries from its first samples field on: what ForEachSample() reads (labels
+  // come first in every client's encoding, and need no second walk).
+  std::string_view from_samples;
   // Its label fields exactly as encoded when they follow each other (what every client sends):
   // equal bytes are an equal label set, a cheap cache key. Empty when other fields interleave.
   std::string_view raw_labels;
@@ -185,11 +188,14 @@ bool ParseRemoteWriteLabel(std::string_view message, std::string_view* name,
 template <typename Fn>
 void RemoteWriteDecoder::ForEachSample(const RemoteWriteSeries& series, Fn&& fn) {
   using namespace remote_write;
-  WireReader reader(series.message);
+  WireReader reader(series.from_samples);
   std::uint32_t field = 0, wire_type = 0;
   while (!reader.done() && reader.ReadTag(&field, &wire_type)) {
     if (field != kTimeSeriesSamples || wire_type != kLengthDelimited) {
-      if (!reader.Skip(field, wire_type)) return;
+      std::string_view skipped;
+      const bool ok = wire_type == kLengthDelimited ? reader.ReadLengthDelimited(&skipped)
+                                                    : reader.Skip(field, wire_type);
+      if (!ok) return;
       continue;
     }
     std::string_view sample;
