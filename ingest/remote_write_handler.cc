@@ -1,6 +1,7 @@
 #include "ingest/remote_write_handler.h"
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <span>
 
@@ -28,6 +29,9 @@ constexpr std::string_view kBuiltKey = "b";
 // A separator that valid UTF-8 never contains.
 constexpr char kKeySeparator = '\xff';
 constexpr int kRetryAfterS = 1;
+// How long a request on an I/O thread waits for batches already handed to their shards before it
+// leaves the wait to the write pool: about one small batch's apply by another thread.
+constexpr std::chrono::microseconds kInlineWait{200};
 
 struct RemoteWriteMetrics {
   Counter* requests;
@@ -450,7 +454,10 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
     s.cache->Insert(hash, key, kind, s.resolved[i]);
   }
 
-  if (SubmitSamples(s, may_block) && (may_block || s.completion.done())) {
+  // Where it may not block, a request whose batches are all handed over waits a moment for them:
+  // they are usually being applied right then by whoever holds the shard.
+  if (SubmitSamples(s, may_block) &&
+      (may_block || s.completion.done() || s.completion.WaitFor(kInlineWait))) {
     return Finish(std::move(state));
   }
   // The rest waits for the shards on a thread that may block. The state stays where it is:

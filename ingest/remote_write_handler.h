@@ -88,8 +88,9 @@ class RemoteWriteHandler {
 
   // With `may_block` false (the caller is an HTTP I/O thread), the request runs here only as far
   // as it can without waiting: bodies up to kInlineBodyBytes are decoded and their batches
-  // applied where their shards are idle; anything that would wait (a batch queued behind
-  // others, a full queue, a larger body) is left in the answer's `rest`.
+  // applied where their shards are idle; batches queued behind another thread's apply are
+  // waited for a moment (200 µs); anything else that would wait (a full queue, a longer wait, a
+  // larger body) is left in the answer's `rest`.
   RemoteWriteResponse Handle(const RemoteWriteRequest& request, bool may_block = true) const;
   // Bodies (snappy) decoded on the caller's thread when it may not block: larger ones, whose
   // decoding takes a while, go to `rest` whole.

@@ -7,6 +7,8 @@
 
 namespace ingot::ingest {
 namespace {
+// Batches queued behind a caller's own apply that it applies too before it returns.
+constexpr int kCombinedBatches = 2;
 Mutex g_live_mu;
 ShardSet* g_live GUARDED_BY(g_live_mu) = nullptr;  // the set the queue-depth gauges read
 int g_registered_shards GUARDED_BY(g_live_mu) = 0;
@@ -22,6 +24,14 @@ void Completion::Done(const AppendResult& result, const Status& status) {
   rejected_ += result.rejected();
   if (!status.ok() && first_error_.ok()) first_error_ = status;
   if (--pending_ == 0) cv_.NotifyAll();
+}
+
+bool Completion::WaitFor(std::chrono::microseconds timeout) {
+  MutexLock lock(mu_);
+  return cv_.WaitFor(lock, timeout, [this] {
+    mu_.AssertHeld();
+    return pending_ == 0;
+  });
 }
 
 Status Completion::Wait() {
@@ -159,11 +169,24 @@ bool ShardSet::Offer(int shard_index, std::unique_ptr<Batch>& batch, bool apply_
   if (!apply_here) return true;
   if (batch->completion != nullptr) batch->completion->Add();
   Apply(shard_index, std::move(batch));
-  MutexLock lock(shard.mu);
-  shard.applying = false;
-  // The thread waits for the mark to clear before it takes what was queued meanwhile.
-  if (!shard.queue.empty()) shard.not_empty.NotifyOne();
-  return true;
+  // Batches queued behind this apply are usually other requests' last batches, whose producers
+  // wait for them: a few are applied here too rather than waking the shard's thread for them.
+  for (int combined = 0;; ++combined) {
+    std::unique_ptr<Batch> next;
+    {
+      MutexLock lock(shard.mu);
+      if (shard.queue.empty() || combined == kCombinedBatches) {
+        shard.applying = false;
+        // The thread waits for the mark to clear before it takes what is still queued.
+        if (!shard.queue.empty()) shard.not_empty.NotifyOne();
+        return true;
+      }
+      next = std::move(shard.queue.front());
+      shard.queue.pop_front();
+      shard.not_full.NotifyOne();
+    }
+    Apply(shard_index, std::move(next));
+  }
 }
 
 std::size_t ShardSet::queue_depth(int shard_index) const {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -51,6 +52,8 @@ class Completion {
   void Done(const AppendResult& result, const Status& status);
   // Blocks until every added batch is done. Returns the first storage error, if any.
   Status Wait();
+  // Waits at most `timeout` for every added batch to be done; whether they are.
+  bool WaitFor(std::chrono::microseconds timeout);
   std::uint64_t accepted() const;
   std::uint64_t rejected() const;
 
@@ -96,8 +99,9 @@ class ShardSet {
   // Like Submit, but when the shard is idle (nothing queued, nothing being applied) the caller
   // applies the batch itself, in place of the shard's thread: for a producer that waits for its
   // batches anyway (a remote-write or /write request), a hand-off to the shard thread and the
-  // wake-up back cost more than a small batch's apply. Batches of a shard are still applied one
-  // at a time and in the order they were submitted.
+  // wake-up back cost more than a small batch's apply. A caller that applied also applies up to
+  // two batches queued behind it meanwhile. Batches of a shard are still applied one at a time
+  // and in the order they were submitted.
   void SubmitOrApply(int shard, std::unique_ptr<Batch> batch);
   // Submit (or SubmitOrApply, with `apply_when_idle`) that never waits: false, with `batch` left
   // to the caller, when the shard's queue is full. For a caller on a thread that must not block
