@@ -40,8 +40,7 @@ std::size_t CollectExceptions(Workspace& ws, std::size_t n) {
 // encode. Marks the values outside the window and returns true when that saves at least half a
 // bit per value.
 template <typename T>
-bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t hi,
-                   unsigned width) {
+bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t hi, unsigned width) {
   constexpr std::size_t kStride = 8;
   constexpr std::size_t kExceptionBits = 8 * (2 + sizeof(T));
   const auto ulo = static_cast<std::uint64_t>(lo);
@@ -112,11 +111,11 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
   // One pass: integers, exceptions and the range of the good integers.
   simd::AlpEncodeStats stats;
   if constexpr (sizeof(T) == 8) {
-    stats = kernels.alp_encode_double(values.data(), n, exponent, factor, ws.ints,
-                                      ws.exception_bitmap);
+    stats =
+        kernels.alp_encode_double(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
   } else {
-    stats = kernels.alp_encode_float(values.data(), n, exponent, factor, ws.ints,
-                                     ws.exception_bitmap);
+    stats =
+        kernels.alp_encode_float(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
   }
   if (stats.exceptions == n) return 0;  // nothing became an integer: ALP cannot help
   std::size_t exception_count = stats.exceptions;
@@ -124,10 +123,8 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
   if (exception_count > 0) exception_count = CollectExceptions(ws, n);
   std::int64_t lo = stats.lo;
   std::int64_t hi = stats.hi;
-  unsigned plain_width =
-      BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
-  if (plain_width >= kOutlierMinWidth &&
-      PruneOutliers<T>(ws, n, lo, hi, plain_width)) {
+  unsigned plain_width = BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+  if (plain_width >= kOutlierMinWidth && PruneOutliers<T>(ws, n, lo, hi, plain_width)) {
     exception_count = CollectExceptions(ws, n);
     kernels.min_max(ws.ints, n, &lo, &hi);
     plain_width = BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
@@ -201,13 +198,13 @@ std::size_t EncodeAlpRd(std::span<const T> values, const AlpRdPlan& plan, Worksp
   const simd::Kernels& kernels = simd::ActiveKernels();
   std::size_t exception_count;
   if constexpr (sizeof(T) == 8) {
-    exception_count = kernels.alp_rd_split_double(values.data(), n, right_bits, plan.dictionary,
-                                                  dictionary_size, rights, indexes,
-                                                  ws.exception_bitmap);
+    exception_count =
+        kernels.alp_rd_split_double(values.data(), n, right_bits, plan.dictionary, dictionary_size,
+                                    rights, indexes, ws.exception_bitmap);
   } else {
-    exception_count = kernels.alp_rd_split_float(values.data(), n, right_bits, plan.dictionary,
-                                                 dictionary_size, rights, indexes,
-                                                 ws.exception_bitmap);
+    exception_count =
+        kernels.alp_rd_split_float(values.data(), n, right_bits, plan.dictionary, dictionary_size,
+                                   rights, indexes, ws.exception_bitmap);
   }
   if (!kDryRun && exception_count > 0) {
     std::size_t k = 0;
@@ -340,8 +337,7 @@ struct GorillaStep {
 
 // The number of values from i on (at least one) whose bits equal `bits`.
 template <typename T>
-std::size_t RepeatRun(const T* __restrict values, std::size_t i, std::size_t n,
-                      BitsOf<T> bits) {
+std::size_t RepeatRun(const T* __restrict values, std::size_t i, std::size_t n, BitsOf<T> bits) {
   std::size_t j = i + 1;
   while (j < n && std::bit_cast<BitsOf<T>>(values[j]) == bits) ++j;
   return j - i;
@@ -421,9 +417,8 @@ std::size_t EncodeGorilla(std::span<const T> values, std::span<std::uint8_t> out
   } else {
     if (out.size() < kBlockHeaderBytes) return 0;
     const std::size_t room = out.size() - kBlockHeaderBytes;
-    const std::size_t stream = GorillaStream<T, false>(values.data(), n,
-                                                       out.data() + kBlockHeaderBytes, room, room,
-                                                       nullptr);
+    const std::size_t stream = GorillaStream<T, false>(
+        values.data(), n, out.data() + kBlockHeaderBytes, room, room, nullptr);
     if (stream == 0) return 0;
     WriteBlockHeader(out.data(), FloatEncoding::kGorilla, n);
     return kBlockHeaderBytes + stream;
@@ -479,9 +474,29 @@ void XorsOf(const T* __restrict values, std::size_t from, std::size_t count,
 // joined word, with no data-dependent branch and no read-modify-write of memory.
 void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsigned width,
                 std::uint8_t* __restrict out) {
+  std::uint64_t words[kXorGroupValues + 1];
+  if (width > 32) {
+    // Wide fields: each output word is computed on its own from the (at most three) fields it
+    // overlaps, so the words do not wait on each other. Fields past `count` read as zero.
+    std::uint64_t padded[kXorGroupValues + 3];
+    std::memcpy(padded, fields, count * sizeof(std::uint64_t));
+    padded[count] = padded[count + 1] = padded[count + 2] = 0;
+    const std::size_t word_count = (count * width + 63) / 64;
+    // Shifts of 64 or more give zero (a plain shift by 64 is undefined).
+    auto left = [](std::uint64_t v, unsigned s) { return s >= 64 ? 0 : v << s; };
+    for (std::size_t i = 0; i < word_count; ++i) {
+      const std::size_t first_bit = 64 * i;
+      const std::size_t k = first_bit / width;
+      const auto offset = static_cast<unsigned>(first_bit - k * width);  // < width
+      const unsigned taken = width - offset;                             // 1..64
+      words[i] =
+          (padded[k] >> offset) | left(padded[k + 1], taken) | left(padded[k + 2], taken + width);
+    }
+    std::memcpy(out, words, (count * width + 7) / 8);
+    return;
+  }
   const std::size_t per_word = 64 / width;
   const unsigned joined_width = static_cast<unsigned>(per_word) * width;
-  std::uint64_t words[kXorGroupValues + 1];
   std::uint64_t acc = 0;
   unsigned used = 0;
   std::size_t word = 0;
@@ -556,14 +571,23 @@ std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> o
       const Bits* x = all_xors + g * kXorGroupValues;
       std::size_t fields_count = 0;
       if ((descriptors[g] & kXorBitmapFlag) != 0) {
-        // Only the non-zero XORs, compacted without branches, after the bitmap.
-        std::uint32_t present = 0;
+        // Only the non-zero XORs, after the bitmap: one step per set bit when they are few (runs
+        // of repeats), else compacted without branches.
+        std::uint32_t mask = 0;
         for (std::size_t j = 0; j < count; ++j) {
-          fields[fields_count] = static_cast<std::uint64_t>(x[j] >> shift);
-          present |= static_cast<std::uint32_t>(x[j] != 0) << j;
-          fields_count += x[j] != 0;
+          mask |= static_cast<std::uint32_t>(x[j] != 0) << j;
         }
-        StoreLe<std::uint32_t>(p, present);
+        if (4 * static_cast<std::size_t>(std::popcount(mask)) < count) {
+          for (std::uint32_t m = mask; m != 0; m &= m - 1) {
+            fields[fields_count++] = static_cast<std::uint64_t>(x[std::countr_zero(m)] >> shift);
+          }
+        } else {
+          for (std::size_t j = 0; j < count; ++j) {
+            fields[fields_count] = static_cast<std::uint64_t>(x[j] >> shift);
+            fields_count += x[j] != 0;
+          }
+        }
+        StoreLe<std::uint32_t>(p, mask);
         p += kXorBitmapBytes;
       } else {
         for (std::size_t j = 0; j < count; ++j) {
@@ -592,16 +616,16 @@ std::size_t EncodeRaw(std::span<const T> values, std::span<std::uint8_t> out) no
   return kBlockHeaderBytes + values.size_bytes();
 }
 
-#define INGOT_INSTANTIATE_ENCODERS(T, DRY)                                                     \
-  template std::size_t EncodeAlp<T, DRY>(std::span<const T>, unsigned, unsigned, AlpMode,      \
-                                         Workspace&, std::span<std::uint8_t>,                  \
-                                         FloatEncoding*) noexcept;                             \
-  template std::size_t EncodeAlpRd<T, DRY>(std::span<const T>, const AlpRdPlan&, Workspace&,   \
-                                           std::span<std::uint8_t>) noexcept;                  \
-  template std::size_t EncodeGorilla<T, DRY>(std::span<const T>,                               \
-                                             std::span<std::uint8_t>) noexcept;                \
-  template std::size_t EncodeXorGroups<T, DRY>(std::span<const T>,                             \
-                                               std::span<std::uint8_t>) noexcept;              \
+#define INGOT_INSTANTIATE_ENCODERS(T, DRY)                                                      \
+  template std::size_t EncodeAlp<T, DRY>(std::span<const T>, unsigned, unsigned, AlpMode,       \
+                                         Workspace&, std::span<std::uint8_t>,                   \
+                                         FloatEncoding*) noexcept;                              \
+  template std::size_t EncodeAlpRd<T, DRY>(std::span<const T>, const AlpRdPlan&, Workspace&,    \
+                                           std::span<std::uint8_t>) noexcept;                   \
+  template std::size_t EncodeGorilla<T, DRY>(std::span<const T>,                                \
+                                             std::span<std::uint8_t>) noexcept;                 \
+  template std::size_t EncodeXorGroups<T, DRY>(std::span<const T>,                              \
+                                               std::span<std::uint8_t>) noexcept;               \
   template std::size_t GorillaStream<T, DRY>(const T*, std::size_t, std::uint8_t*, std::size_t, \
                                              std::size_t, bool*) noexcept;
 INGOT_INSTANTIATE_ENCODERS(double, true)

@@ -48,8 +48,8 @@ class FloatCodecTest : public ::testing::Test {
       std::vector<T> back2(values.size());
       const Status st2 = Decode<T>({buf.data(), f.bytes}, back2, *ws_);
       ASSERT_TRUE(st2.ok()) << what << " forced " << FloatEncodingName(e) << ": " << st2.ToString();
-      EXPECT_TRUE(BitEqual(values, back2))
-          << what << " forced " << FloatEncodingName(e) << " wrote " << FloatEncodingName(f.encoding);
+      EXPECT_TRUE(BitEqual(values, back2)) << what << " forced " << FloatEncodingName(e)
+                                           << " wrote " << FloatEncodingName(f.encoding);
     }
   }
 
@@ -215,13 +215,13 @@ TEST(FloatCodecSizes, DecimalsUseAlp) {
   auto ws = std::make_unique<Workspace>();
   SeriesHint hint;
   std::vector<double> v(1024);
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 7919) % 100000) * 0.01 - 1;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>((i * 7919) % 100000) * 0.01 - 1;
   std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
   const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
   EXPECT_EQ(r.encoding, FloatEncoding::kAlp);
   EXPECT_LE(r.bytes, 16u + 17 * 128 + 16 * 10);  // 17 bits, a few exceptions
 }
-
 
 // Gorilla into a buffer shorter than its stream must report that it does not fit, also when the
 // stream ends in a long run of repeats (written a word at a time) that crosses the limit.
@@ -301,6 +301,35 @@ TEST(XorGroups, RoundTripsAtGroupBoundariesAndFullWidth) {
   }
 }
 
+// Every field width, packed densely and behind a bitmap (a few, about half, and most XORs zero):
+// values whose XORs with their predecessors span exactly `width` bits round-trip bit for bit.
+TEST(XorGroups, RoundTripsEveryWidthDenseAndSparse) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(11);
+  for (unsigned width = 1; width <= 64; ++width) {
+    for (unsigned zero_in_8 : {0u, 2u, 4u, 7u}) {
+      const std::uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+      std::vector<double> v(1024);
+      std::uint64_t bits = 0;
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i > 0 && rng() % 8 >= zero_in_8) {
+          // Top and bottom bit set: the group's XORs span exactly `width` bits.
+          const std::uint64_t x = (rng() & mask) | 1 | (1ull << (width - 1));
+          bits ^= x;
+        }
+        v[i] = std::bit_cast<double>(bits);
+      }
+      std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(v.size(), 8) + 512);
+      const std::size_t bytes = EncodeXorGroups<double, false>(v, buf);
+      ASSERT_GT(bytes, 0u) << width;
+      std::vector<double> back(v.size());
+      const Status st = DecodeDoubles({buf.data(), bytes}, back, *ws);
+      ASSERT_TRUE(st.ok()) << "width " << width << ": " << st.ToString();
+      EXPECT_TRUE(BitEqual<double>(v, back)) << "width " << width << ", zeros " << zero_in_8;
+    }
+  }
+}
+
 // Corrupt descriptors, bitmaps and lengths give Corruption naming what is wrong.
 TEST(XorGroups, CorruptBlocksNameTheField) {
   auto ws = std::make_unique<Workspace>();
@@ -321,10 +350,10 @@ TEST(XorGroups, CorruptBlocksNameTheField) {
     StoreLe<std::uint16_t>(b.data() + d0, d);
     return b;
   };
-  expect_corrupt(with_descriptor(0x4000 | 8), "descriptor 0x4008");            // reserved bit
-  expect_corrupt(with_descriptor(65), "width 65");                             // too wide
-  expect_corrupt(with_descriptor((60 << kXorShiftOffset) | 10), "shift 60");   // past 64 bits
-  expect_corrupt(with_descriptor(kXorBitmapFlag), "descriptor 0x0080");        // flag, width 0
+  expect_corrupt(with_descriptor(0x4000 | 8), "descriptor 0x4008");           // reserved bit
+  expect_corrupt(with_descriptor(65), "width 65");                            // too wide
+  expect_corrupt(with_descriptor((60 << kXorShiftOffset) | 10), "shift 60");  // past 64 bits
+  expect_corrupt(with_descriptor(kXorBitmapFlag), "descriptor 0x0080");       // flag, width 0
   expect_corrupt({good.begin(), good.end() - 1}, "past the payload end");
   std::vector<std::uint8_t> longer = good;
   longer.push_back(0);
