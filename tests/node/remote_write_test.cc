@@ -588,5 +588,34 @@ TEST_F(RemoteWriteTest, OverRealSockets) {
   server.Stop();
 }
 
+// A body past what the I/O thread decodes itself goes to the write pool whole, its answer the
+// same: every sample stored (204), or a 400 for a bad body.
+TEST_F(RemoteWriteTest, LargeBodiesGoToTheWritePoolOverRealSockets) {
+  HttpServerOptions options;
+  options.max_request_bytes = 8 << 20;
+  HttpServer server(options, *router_);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  prometheus::WriteRequest request;
+  for (int s = 0; s < 40000; ++s) {
+    AddSeries(&request,
+              {{"__name__", "big"}, {"series", "a-long-series-label-" + std::to_string(s)}},
+              {{kNowMs, 0.5 * s}});
+  }
+  const std::string body = Encode(request);
+  ASSERT_GT(body.size(), ingest::RemoteWriteHandler::kInlineBodyBytes);
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Encoding", "snappy"}, {"X-Prometheus-Remote-Write-Version", "0.1.0"}};
+  testing::HttpResult r =
+      testing::HttpPost(server.port(), "/api/v1/write", body, "application/x-protobuf", headers);
+  EXPECT_EQ(r.status, 204) << r.body << r.error;
+  EXPECT_EQ(Read("big", {{"series", "a-long-series-label-39999"}}).bits,
+            (std::vector<std::uint64_t>{std::bit_cast<std::uint64_t>(0.5 * 39999)}));
+  r = testing::HttpPost(server.port(), "/api/v1/write", std::string(300 * 1024, 'x'),
+                        "application/x-protobuf", headers);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find("snappy"), std::string::npos) << r.body;
+  server.Stop();
+}
+
 }  // namespace
 }  // namespace ingot
