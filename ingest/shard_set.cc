@@ -177,8 +177,9 @@ bool ShardSet::Offer(int shard_index, std::unique_ptr<Batch>& batch, bool apply_
       MutexLock lock(shard.mu);
       if (shard.queue.empty() || combined == kCombinedBatches) {
         shard.applying = false;
-        // The thread waits for the mark to clear before it takes what is still queued.
-        if (!shard.queue.empty()) shard.not_empty.NotifyOne();
+        // The thread waits for the mark to clear before it takes what is still queued, or
+        // before it ends when the set is stopping.
+        if (!shard.queue.empty() || stopping_) shard.not_empty.NotifyOne();
         return true;
       }
       next = std::move(shard.queue.front());
@@ -203,7 +204,7 @@ void ShardSet::Run(int shard_index) {
       MutexLock lock(shard.mu);
       shard.not_empty.Wait(lock, [&] {
         shard.mu.AssertHeld();
-        return (stopping_ && !shard.applying) || (!shard.queue.empty() && !shard.applying);
+        return !shard.applying && (stopping_ || !shard.queue.empty());
       });
       if (shard.queue.empty()) return;  // stopping and drained
       batch = std::move(shard.queue.front());
