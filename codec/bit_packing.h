@@ -14,8 +14,7 @@ namespace ingot::codec {
 
 // Bytes taken by `count` values of `width` bits (0..64).
 inline std::size_t PackedBytes(std::size_t count, unsigned width) noexcept {
-  return count == 1024 ? 128 * static_cast<std::size_t>(width)
-                       : (count * width + 7) / 8;
+  return count == 1024 ? 128 * static_cast<std::size_t>(width) : (count * width + 7) / 8;
 }
 
 // Writes PackedBytes(count, width) bytes to `out`: (in[i] - base) in `width` bits.
@@ -28,5 +27,12 @@ void PackInts(const std::uint64_t* in, std::size_t count, std::uint64_t base, un
 // `scratch` (short blocks only) holds 1024 + 1 words.
 void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, unsigned width,
                 std::uint64_t* scratch, std::uint64_t* out) noexcept;
+
+// Bits set in v, without relying on a popcount instruction (the baseline build has none).
+inline unsigned CountBits32(std::uint32_t v) noexcept {
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
 
 }  // namespace ingot::codec

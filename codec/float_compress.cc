@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <type_traits>
 
 #include "codec/bit_packing.h"
 #include "codec/float_encoders_internal.h"
@@ -436,25 +437,32 @@ struct XorGroup {
   std::size_t bytes;  // payload bytes
 };
 
+// A group's descriptor and payload size from the OR of its `count` XORs and how many of them
+// are not zero.
+template <typename T>
+XorGroup PlanXorGroupFrom(BitsOf<T> all, std::size_t nonzero, std::size_t count) {
+  constexpr unsigned kBits = sizeof(T) * 8;
+  if (all == 0) return {0, 0};
+  const auto shift = static_cast<unsigned>(std::countr_zero(all));
+  const unsigned width = kBits - static_cast<unsigned>(std::countl_zero(all)) - shift;
+  const std::size_t dense = (count * width + 7) / 8;
+  const std::size_t sparse = kXorBitmapBytes + (nonzero * width + 7) / 8;
+  const bool bitmap = sparse < dense;
+  return {static_cast<std::uint16_t>(width | (bitmap ? kXorBitmapFlag : 0) |
+                                     (shift << kXorShiftOffset)),
+          bitmap ? sparse : dense};
+}
+
 template <typename T>
 XorGroup PlanXorGroup(const BitsOf<T>* __restrict xors, std::size_t count) {
   using Bits = BitsOf<T>;
-  constexpr unsigned kBits = sizeof(T) * 8;
   Bits all = 0;
   std::size_t zeros = 0;
   for (std::size_t j = 0; j < count; ++j) {
     all |= xors[j];
     zeros += xors[j] == 0;
   }
-  if (all == 0) return {0, 0};
-  const auto shift = static_cast<unsigned>(std::countr_zero(all));
-  const unsigned width = kBits - static_cast<unsigned>(std::countl_zero(all)) - shift;
-  const std::size_t dense = (count * width + 7) / 8;
-  const std::size_t sparse = kXorBitmapBytes + ((count - zeros) * width + 7) / 8;
-  const bool bitmap = sparse < dense;
-  return {static_cast<std::uint16_t>(width | (bitmap ? kXorBitmapFlag : 0) |
-                                     (shift << kXorShiftOffset)),
-          bitmap ? sparse : dense};
+  return PlanXorGroupFrom<T>(all, count - zeros, count);
 }
 
 // The XORs of values[from .. from + count) with their predecessors.
@@ -537,16 +545,30 @@ std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> o
   const std::size_t fixed = kBlockHeaderBytes + sizeof(T) + groups * kXorDescriptorBytes;
   // Pass 1: every group's window and the exact size, before anything is written.
   std::uint16_t descriptors[kBlockCapacity / kXorGroupValues];
+  // Doubles: the non-zero XORs of each group (the kernels' scan), for the bitmaps.
+  std::uint32_t nonzero[kBlockCapacity / kXorGroupValues];
   Bits all_xors[kBlockCapacity];
   std::size_t bytes = fixed;
-  for (std::size_t g = 0; g < groups; ++g) {
-    const std::size_t from = 1 + g * kXorGroupValues;
-    const std::size_t count = std::min(kXorGroupValues, n - from);
-    Bits* x = all_xors + g * kXorGroupValues;
-    XorsOf(values.data(), from, count, x);
-    const XorGroup plan = PlanXorGroup<T>(x, count);
-    descriptors[g] = plan.descriptor;
-    bytes += plan.bytes;
+  if constexpr (std::is_same_v<T, double>) {
+    static_assert(kXorGroupValues == simd::kXorGroupSize);
+    std::uint64_t ors[kBlockCapacity / kXorGroupValues];
+    if (n >= 2) simd::ActiveKernels().xor_groups_scan(values.data(), n, all_xors, ors, nonzero);
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t count = std::min(kXorGroupValues, n - 1 - g * kXorGroupValues);
+      const XorGroup plan = PlanXorGroupFrom<T>(ors[g], CountBits32(nonzero[g]), count);
+      descriptors[g] = plan.descriptor;
+      bytes += plan.bytes;
+    }
+  } else {
+    for (std::size_t g = 0; g < groups; ++g) {
+      const std::size_t from = 1 + g * kXorGroupValues;
+      const std::size_t count = std::min(kXorGroupValues, n - from);
+      Bits* x = all_xors + g * kXorGroupValues;
+      XorsOf(values.data(), from, count, x);
+      const XorGroup plan = PlanXorGroup<T>(x, count);
+      descriptors[g] = plan.descriptor;
+      bytes += plan.bytes;
+    }
   }
   if constexpr (kDryRun) {
     return bytes;
@@ -561,7 +583,8 @@ std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> o
     }
     // Pass 2: the payloads.
     p += fixed;
-    std::uint64_t fields[kXorGroupValues];
+    // Room past the fields for the kernels' eight-wide stores.
+    std::uint64_t fields[kXorGroupValues + 8];
     for (std::size_t g = 0; g < groups; ++g) {
       const unsigned width = descriptors[g] & kXorWidthMask;
       if (width == 0) continue;
@@ -570,7 +593,16 @@ std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> o
       const unsigned shift = descriptors[g] >> kXorShiftOffset;
       const Bits* x = all_xors + g * kXorGroupValues;
       std::size_t fields_count = 0;
-      if ((descriptors[g] & kXorBitmapFlag) != 0) {
+      const bool bitmap = (descriptors[g] & kXorBitmapFlag) != 0;
+      if constexpr (std::is_same_v<T, double>) {
+        // Only the non-zero XORs after a bitmap, compacted by the kernels.
+        if (bitmap) {
+          StoreLe<std::uint32_t>(p, nonzero[g]);
+          p += kXorBitmapBytes;
+        }
+        fields_count =
+            simd::ActiveKernels().xor_group_fields(x, count, nonzero[g], shift, bitmap, fields);
+      } else if (bitmap) {
         // Only the non-zero XORs, after the bitmap: one step per set bit when they are few (runs
         // of repeats), else compacted without branches.
         std::uint32_t mask = 0;

@@ -38,8 +38,8 @@ Status CheckHeader(std::span<const std::uint8_t> src, std::size_t expected_count
   }
   const std::size_t count = LoadLe<std::uint16_t>(src.data() + kBlockCountOffset);
   if (count == 0 || count > kBlockCapacity || count != expected_count) {
-    return Status::Corruption("value block: count " + N(count) + ", expected " +
-                              N(expected_count) + " (capacity " + N(kBlockCapacity) + ")");
+    return Status::Corruption("value block: count " + N(count) + ", expected " + N(expected_count) +
+                              " (capacity " + N(kBlockCapacity) + ")");
   }
   if (value_bytes != 4 && value_bytes != 8) {
     return Status::InvalidArgument("value block: value size " + N(value_bytes));
@@ -103,8 +103,8 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
     return Corrupt(name, "exception count " + N(exception_count) + " > count " + N(n));
   }
   const std::size_t packed_bytes = PackedBytes(n, width);
-  INGOT_RETURN_IF_ERROR(CheckSize(
-      name, src.size(), header + packed_bytes + exception_count * (2 + sizeof(T))));
+  INGOT_RETURN_IF_ERROR(
+      CheckSize(name, src.size(), header + packed_bytes + exception_count * (2 + sizeof(T))));
   const std::uint8_t* packed = src.data() + header;
   const std::uint8_t* positions = packed + packed_bytes;
   const std::uint8_t* exception_values = positions + 2 * exception_count;
@@ -189,9 +189,9 @@ Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspac
   const unsigned index_bits = dictionary_size <= 1 ? 0 : BitWidth(dictionary_size - 1);
   const std::size_t right_bytes = PackedBytes(n, right_bits);
   const std::size_t index_bytes = PackedBytes(n, index_bits);
-  INGOT_RETURN_IF_ERROR(CheckSize(name, src.size(),
-                                  kAlpRdHeaderBytes + 2 * dictionary_size + right_bytes +
-                                      index_bytes + 4 * exception_count));
+  INGOT_RETURN_IF_ERROR(CheckSize(
+      name, src.size(),
+      kAlpRdHeaderBytes + 2 * dictionary_size + right_bytes + index_bytes + 4 * exception_count));
   const std::uint8_t* p = src.data() + kAlpRdHeaderBytes;
   Bits dictionary[kAlpRdMaxDictionary] = {};
   for (unsigned d = 0; d < dictionary_size; ++d) {
@@ -220,20 +220,20 @@ Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspac
   for (std::size_t k = 0; k < exception_count; ++k) {
     const unsigned left = LoadLe<std::uint16_t>(lefts + 2 * k);
     if (left >> left_bits != 0) {
-      return Corrupt(name, "exception left part " + N(left) + " wider than " + N(left_bits) +
-                               " bits");
+      return Corrupt(name,
+                     "exception left part " + N(left) + " wider than " + N(left_bits) + " bits");
     }
   }
   T* __restrict dst = out.data();
   for (std::size_t i = 0; i < n; ++i) {
-    dst[i] = std::bit_cast<T>(
-        static_cast<Bits>(dictionary[indexes[i]] | static_cast<Bits>(rights[i])));
+    dst[i] =
+        std::bit_cast<T>(static_cast<Bits>(dictionary[indexes[i]] | static_cast<Bits>(rights[i])));
   }
   for (std::size_t k = 0; k < exception_count; ++k) {
     const std::size_t pos = LoadLe<std::uint16_t>(positions + 2 * k);
     const Bits left = LoadLe<std::uint16_t>(lefts + 2 * k);
-    dst[pos] = std::bit_cast<T>(
-        static_cast<Bits>((left << right_bits) | static_cast<Bits>(rights[pos])));
+    dst[pos] =
+        std::bit_cast<T>(static_cast<Bits>((left << right_bits) | static_cast<Bits>(rights[pos])));
   }
   return Status::OK();
 }
@@ -291,8 +291,8 @@ Status DecodeGorilla(std::span<const std::uint8_t> src, std::span<T> out, Worksp
       dst[i++] = std::bit_cast<T>(prev);
     }
     if (reader.position() > stream_bits) {
-      return Corrupt(name, "stream ends inside value " + N(i - 1) + " (" + N(stream_bits) +
-                               " bits)");
+      return Corrupt(name,
+                     "stream ends inside value " + N(i - 1) + " (" + N(stream_bits) + " bits)");
     }
   }
   const std::size_t used_bytes = (reader.position() + 7) / 8;
@@ -328,13 +328,6 @@ inline void UnpackFields(const std::uint8_t* __restrict p, std::size_t count, un
       fields[j] = (word & mask) << shift;
     }
   }
-}
-
-// Bits set in v, without relying on a popcount instruction (the baseline build has none).
-inline unsigned CountBits32(std::uint32_t v) {
-  v = v - ((v >> 1) & 0x55555555u);
-  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
-  return (((v + (v >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
 std::string Hex16(std::uint16_t v) {
@@ -382,8 +375,8 @@ Status DecodeXorGroups(std::span<const std::uint8_t> src, std::span<T> out,
     const std::size_t count = std::min(kXorGroupValues, n - from);
     if ((d & kXorReservedMask) != 0 || width > kBits || shift + width > kBits ||
         (width == 0 && d != 0)) {
-      return Corrupt(name, "group " + N(g) + ": descriptor 0x" + Hex16(d) + " (width " +
-                               N(width) + ", shift " + N(shift) + ") does not fit " + N(kBits) +
+      return Corrupt(name, "group " + N(g) + ": descriptor 0x" + Hex16(d) + " (width " + N(width) +
+                               ", shift " + N(shift) + ") does not fit " + N(kBits) +
                                "-bit values");
     }
     if (width == 0) {
@@ -444,14 +437,21 @@ template <typename T>
 Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) {
   INGOT_RETURN_IF_ERROR(CheckHeader(src, out.size(), sizeof(T)));
   switch (static_cast<FloatEncoding>(src[0])) {
-    case FloatEncoding::kRaw: return DecodeRaw(src, out);
-    case FloatEncoding::kConstant: return DecodeConstant(src, out);
+    case FloatEncoding::kRaw:
+      return DecodeRaw(src, out);
+    case FloatEncoding::kConstant:
+      return DecodeConstant(src, out);
     case FloatEncoding::kAlp:
-    case FloatEncoding::kAlpDelta: return DecodeAlp(src, out, ws);
-    case FloatEncoding::kAlpRd: return DecodeAlpRd(src, out, ws);
-    case FloatEncoding::kGorilla: return DecodeGorilla(src, out, ws);
-    case FloatEncoding::kXorGroups: return DecodeXorGroups(src, out, ws);
-    case FloatEncoding::kAlpZstd: return DecodeAlpZstd(src, out, ws);
+    case FloatEncoding::kAlpDelta:
+      return DecodeAlp(src, out, ws);
+    case FloatEncoding::kAlpRd:
+      return DecodeAlpRd(src, out, ws);
+    case FloatEncoding::kGorilla:
+      return DecodeGorilla(src, out, ws);
+    case FloatEncoding::kXorGroups:
+      return DecodeXorGroups(src, out, ws);
+    case FloatEncoding::kAlpZstd:
+      return DecodeAlpZstd(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }

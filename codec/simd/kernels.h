@@ -23,6 +23,8 @@ namespace ingot::codec::simd {
 inline constexpr int kLanes = 16;
 inline constexpr int kRows = 64;
 inline constexpr std::size_t kFullBlock = 1024;
+// XORs per group of the grouped XOR encoding (codec/format.h kXorGroupValues).
+inline constexpr std::size_t kXorGroupSize = 32;
 
 enum class IsaLevel : std::uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
 
@@ -85,10 +87,10 @@ struct Kernels {
 
   // Fused unFFOR + ALP decode of a full 1024-value block (interleaved layout, any alignment; reads
   // exactly 128 * width bytes).
-  void (*alp_unpack_decode_double)(const std::uint8_t* packed, std::uint64_t base,
-                                   unsigned width, unsigned e, unsigned f, double* out);
-  void (*alp_unpack_decode_float)(const std::uint8_t* packed, std::uint64_t base,
-                                  unsigned width, unsigned e, unsigned f, float* out);
+  void (*alp_unpack_decode_double)(const std::uint8_t* packed, std::uint64_t base, unsigned width,
+                                   unsigned e, unsigned f, double* out);
+  void (*alp_unpack_decode_float)(const std::uint8_t* packed, std::uint64_t base, unsigned width,
+                                  unsigned e, unsigned f, float* out);
 
   // Fused unFFOR + prefix sum + ALP decode of a full delta-coded block: the integers are
   // `first`, then first plus the running (wrapping) sum of unpacked values 1, 2, ...; unpacked
@@ -97,8 +99,8 @@ struct Kernels {
                                          unsigned width, std::uint64_t first, unsigned e,
                                          unsigned f, double* out);
   void (*alp_delta_unpack_decode_float)(const std::uint8_t* packed, std::uint64_t base,
-                                        unsigned width, std::uint64_t first, unsigned e,
-                                        unsigned f, float* out);
+                                        unsigned width, std::uint64_t first, unsigned e, unsigned f,
+                                        float* out);
 
   // The values outside a window of integers: with offset = (v[i] - anchor) when sign == 0 and
   // (anchor - v[i]) when sign == ~0, bit i of narrow is set where offset >> width != 0 and bit i
@@ -128,6 +130,19 @@ struct Kernels {
                                     const std::uint16_t* dictionary, unsigned dictionary_size,
                                     std::uint64_t* rights, std::uint64_t* indexes,
                                     std::uint64_t* exceptions);
+
+  // Grouped XOR's first pass over n doubles (n >= 2): xors[i - 1] = the bits of values[i] XOR
+  // those of values[i - 1] for 1 <= i < n, and for each group g of kXorGroupSize XORs (the last may
+  // be shorter) the OR of its XORs (ors[g]) and the mask of the non-zero ones (nonzero[g], bit j
+  // for its XOR j).
+  void (*xor_groups_scan)(const double* values, std::size_t n, std::uint64_t* xors,
+                          std::uint64_t* ors, std::uint32_t* nonzero);
+  // One group's fields, xors[j] >> shift for its `count` (<= kXorGroupSize) XORs in order: all of
+  // them, or with `compact` only those whose bit is set in `nonzero`. Returns how many were
+  // written; up to 8 slots past them may be overwritten. REQUIRES: shift < 64.
+  std::size_t (*xor_group_fields)(const std::uint64_t* xors, std::size_t count,
+                                  std::uint32_t nonzero, unsigned shift, bool compact,
+                                  std::uint64_t* fields);
 };
 
 // The kernels of one level, or nullptr when that level was not compiled in or the CPU lacks it.

@@ -33,6 +33,8 @@ constexpr Kernels kScalar = {
     DeltaMinMax,
     AlpRdSplit<double>,
     AlpRdSplit<float>,
+    XorGroupsScan,
+    XorGroupFields,
 };
 
 }  // namespace

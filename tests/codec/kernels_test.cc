@@ -226,8 +226,8 @@ void CheckAlpSampleStats(const std::vector<const Kernels*>& levels) {
         }
         if (k->level == IsaLevel::kScalar) scalar_got = got;
         for (std::size_t p = 0; p < pairs; ++p) {
-          const std::string where = std::string(k->name) + " " +
-                                    testing::PatternName(pattern) + " n=" + std::to_string(n) +
+          const std::string where = std::string(k->name) + " " + testing::PatternName(pattern) +
+                                    " n=" + std::to_string(n) +
                                     " e=" + std::to_string(exponents[p]) +
                                     " f=" + std::to_string(factors[p]);
           ASSERT_EQ(got[p].exceptions, expected[p].exceptions) << where;
@@ -278,8 +278,8 @@ TEST(KernelsTest, FloatUnpackDecodeAgreesNearTheFastPathEdge) {
     for (unsigned width : {0u, 1u, 9u, 16u, 21u, 22u, 23u}) {
       const std::int64_t limit = 4194304;
       const std::int64_t span = static_cast<std::int64_t>(simd::WidthMask(width));
-      for (std::int64_t base : {std::int64_t{0}, -limit + 1, limit - span - 1, limit - span,
-                                -limit, std::int64_t{-1000}}) {
+      for (std::int64_t base : {std::int64_t{0}, -limit + 1, limit - span - 1, limit - span, -limit,
+                                std::int64_t{-1000}}) {
         for (auto& b : bytes) b = static_cast<std::uint8_t>(rng());
         for (unsigned e : {0u, 3u, 10u}) {
           simd::ScalarKernels().alp_unpack_decode_float(packed, static_cast<std::uint64_t>(base),
@@ -359,7 +359,8 @@ TEST(KernelsTest, OutsideWindowAgrees) {
                                                  : anchor - static_cast<std::uint64_t>(v[i]);
           ASSERT_EQ((na[i / 64] >> (i % 64)) & 1, (offset >> width) != 0 ? 1u : 0u) << i;
           ASSERT_EQ((wa[i / 64] >> (i % 64)) & 1,
-                    width + 1 < 64 && (offset >> (width + 1)) != 0 ? 1u : 0u) << i;
+                    width + 1 < 64 && (offset >> (width + 1)) != 0 ? 1u : 0u)
+              << i;
         }
         for (const Kernels* k : VectorLevels()) {
           k->outside_window(v.data(), n, anchor, sign, width, nb, wb);
@@ -382,6 +383,61 @@ TEST(KernelsTest, MinMaxAgrees) {
       k->min_max(v.data(), n, &b_lo, &b_hi);
       EXPECT_EQ(a_lo, b_lo);
       EXPECT_EQ(a_hi, b_hi);
+    }
+  }
+}
+
+// Grouped XOR's scan and field kernels against a direct computation, at every level, for block
+// lengths around the group and vector edges and XORs that are mostly zero, half zero or never.
+TEST(KernelsTest, XorGroupKernelsAgree) {
+  std::mt19937_64 rng(21);
+  const std::vector<const Kernels*> levels = [] {
+    std::vector<const Kernels*> all = VectorLevels();
+    all.insert(all.begin(), &simd::ScalarKernels());
+    return all;
+  }();
+  for (unsigned repeat_in_8 : {0u, 4u, 7u}) {
+    std::vector<double> v(1024);
+    std::uint64_t bits = rng();
+    for (auto& x : v) {
+      if (rng() % 8 >= repeat_in_8) bits ^= rng() >> (rng() % 64);
+      x = std::bit_cast<double>(bits);
+    }
+    for (std::size_t n : {2, 3, 9, 32, 33, 34, 40, 64, 65, 1000, 1024}) {
+      const std::size_t groups = (n - 1 + simd::kXorGroupSize - 1) / simd::kXorGroupSize;
+      for (const Kernels* k : levels) {
+        std::vector<std::uint64_t> xors(n), ors(groups);
+        std::vector<std::uint32_t> nonzero(groups);
+        k->xor_groups_scan(v.data(), n, xors.data(), ors.data(), nonzero.data());
+        for (std::size_t g = 0; g < groups; ++g) {
+          const std::size_t count = std::min(simd::kXorGroupSize, n - 1 - g * simd::kXorGroupSize);
+          std::uint64_t all = 0;
+          std::uint32_t mask = 0;
+          std::vector<std::uint64_t> expect_all, expect_compact;
+          const unsigned shift = static_cast<unsigned>(rng() % 8);
+          for (std::size_t j = 0; j < count; ++j) {
+            const std::size_t i = 1 + g * simd::kXorGroupSize + j;
+            const std::uint64_t x =
+                std::bit_cast<std::uint64_t>(v[i]) ^ std::bit_cast<std::uint64_t>(v[i - 1]);
+            ASSERT_EQ(xors[i - 1], x) << k->name << " n=" << n << " i=" << i;
+            all |= x;
+            mask |= static_cast<std::uint32_t>(x != 0) << j;
+            expect_all.push_back(x >> shift);
+            if (x != 0) expect_compact.push_back(x >> shift);
+          }
+          EXPECT_EQ(ors[g], all) << k->name << " n=" << n << " g=" << g;
+          EXPECT_EQ(nonzero[g], mask) << k->name << " n=" << n << " g=" << g;
+          for (bool compact : {false, true}) {
+            std::uint64_t fields[simd::kXorGroupSize + 8];
+            const std::size_t written = k->xor_group_fields(xors.data() + g * simd::kXorGroupSize,
+                                                            count, mask, shift, compact, fields);
+            const std::vector<std::uint64_t>& expect = compact ? expect_compact : expect_all;
+            ASSERT_EQ(written, expect.size()) << k->name << " compact=" << compact;
+            EXPECT_TRUE(std::equal(expect.begin(), expect.end(), fields))
+                << k->name << " n=" << n << " g=" << g << " compact=" << compact;
+          }
+        }
+      }
     }
   }
 }
