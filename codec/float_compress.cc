@@ -492,9 +492,11 @@ void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsig
     const std::size_t word_count = (count * width + 63) / 64;
     // Shifts of 64 or more give zero (a plain shift by 64 is undefined).
     auto left = [](std::uint64_t v, unsigned s) { return s >= 64 ? 0 : v << s; };
+    // first_bit / width by a multiply: exact for first_bit * width < 2^32 (here < 2^12 * 2^6).
+    const std::uint64_t reciprocal = ((std::uint64_t{1} << 32) + width - 1) / width;
     for (std::size_t i = 0; i < word_count; ++i) {
       const std::size_t first_bit = 64 * i;
-      const std::size_t k = first_bit / width;
+      const auto k = static_cast<std::size_t>((first_bit * reciprocal) >> 32);
       const auto offset = static_cast<unsigned>(first_bit - k * width);  // < width
       const unsigned taken = width - offset;                             // 1..64
       words[i] =
