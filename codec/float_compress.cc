@@ -521,16 +521,66 @@ void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsig
     acc = (spill & take) | (acc & ~take);
     used = (used + v_width) & 63;
   };
-  std::size_t j = 0;
-  for (; j + per_word <= count; j += per_word) {
-    std::uint64_t v = 0;
-    for (std::size_t t = 0; t < per_word; ++t) v |= fields[j + t] << (t * width);
-    feed(v, joined_width);
-  }
-  if (j < count) {
-    std::uint64_t v = 0;
-    for (std::size_t t = 0; j + t < count; ++t) v |= fields[j + t] << (t * width);
-    feed(v, static_cast<unsigned>(count - j) * width);
+  // Widths of 5 to 32 bits: the joins unrolled for their count, over fields padded with zeros to
+  // whole joins (the bytes past the last field are not copied out).
+  auto joined = [&]<std::size_t kPerWord>() {
+    std::uint64_t padded[kXorGroupValues + kPerWord];
+    std::memcpy(padded, fields, count * sizeof(std::uint64_t));
+    const std::size_t joins = (count + kPerWord - 1) / kPerWord;
+    for (std::size_t j = count; j < joins * kPerWord; ++j) padded[j] = 0;
+    for (std::size_t m = 0; m < joins; ++m) {
+      std::uint64_t v = 0;
+      for (std::size_t t = 0; t < kPerWord; ++t) v |= padded[m * kPerWord + t] << (t * width);
+      feed(v, joined_width);
+    }
+  };
+  switch (per_word) {
+    case 2:
+      joined.template operator()<2>();
+      break;
+    case 3:
+      joined.template operator()<3>();
+      break;
+    case 4:
+      joined.template operator()<4>();
+      break;
+    case 5:
+      joined.template operator()<5>();
+      break;
+    case 6:
+      joined.template operator()<6>();
+      break;
+    case 7:
+      joined.template operator()<7>();
+      break;
+    case 8:
+      joined.template operator()<8>();
+      break;
+    case 9:
+      joined.template operator()<9>();
+      break;
+    case 10:
+      joined.template operator()<10>();
+      break;
+    case 11:
+      joined.template operator()<11>();
+      break;
+    case 12:
+      joined.template operator()<12>();
+      break;
+    default: {
+      std::size_t j = 0;
+      for (; j + per_word <= count; j += per_word) {
+        std::uint64_t v = 0;
+        for (std::size_t t = 0; t < per_word; ++t) v |= fields[j + t] << (t * width);
+        feed(v, joined_width);
+      }
+      if (j < count) {
+        std::uint64_t v = 0;
+        for (std::size_t t = 0; j + t < count; ++t) v |= fields[j + t] << (t * width);
+        feed(v, static_cast<unsigned>(count - j) * width);
+      }
+    }
   }
   words[word] = acc;
   std::memcpy(out, words, (count * width + 7) / 8);
