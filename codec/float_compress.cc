@@ -475,20 +475,23 @@ void XorsOf(const T* __restrict values, std::size_t from, std::size_t count,
   }
 }
 
+// Entries past a group's fields that PackFields may zero (the joins' padding, the wide packer's
+// reads past the last field) and that the field kernels' eight-wide stores may write.
+constexpr std::size_t kFieldSlack = 16;
+
 // Packs count (<= 32) fields of `width` bits, each below 2^width, into `out` (ceil(count * width
-// / 8) bytes). Narrow fields are first joined into words of as many whole fields as fit (those
-// joins are independent of each other); the words then go through a register accumulator that is
-// stored whole on every word and advances by whole words, so the serial part is one step per
-// joined word, with no data-dependent branch and no read-modify-write of memory.
-void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsigned width,
+// / 8) bytes); `fields` has kFieldSlack entries past them, which it overwrites. Narrow fields are
+// first joined into words of as many whole fields as fit (those joins are independent of each
+// other); the words then go through a register accumulator that is stored whole on every word and
+// advances by whole words, so the serial part is one step per joined word, with no data-dependent
+// branch and no read-modify-write of memory.
+void PackFields(std::uint64_t* __restrict fields, std::size_t count, unsigned width,
                 std::uint8_t* __restrict out) {
   std::uint64_t words[kXorGroupValues + 1];
   if (width > 32) {
     // Wide fields: each output word is computed on its own from the (at most three) fields it
     // overlaps, so the words do not wait on each other. Fields past `count` read as zero.
-    std::uint64_t padded[kXorGroupValues + 3];
-    std::memcpy(padded, fields, count * sizeof(std::uint64_t));
-    padded[count] = padded[count + 1] = padded[count + 2] = 0;
+    fields[count] = fields[count + 1] = fields[count + 2] = 0;
     const std::size_t word_count = (count * width + 63) / 64;
     // Shifts of 64 or more give zero (a plain shift by 64 is undefined).
     auto left = [](std::uint64_t v, unsigned s) { return s >= 64 ? 0 : v << s; };
@@ -500,7 +503,7 @@ void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsig
       const auto offset = static_cast<unsigned>(first_bit - k * width);  // < width
       const unsigned taken = width - offset;                             // 1..64
       words[i] =
-          (padded[k] >> offset) | left(padded[k + 1], taken) | left(padded[k + 2], taken + width);
+          (fields[k] >> offset) | left(fields[k + 1], taken) | left(fields[k + 2], taken + width);
     }
     std::memcpy(out, words, (count * width + 7) / 8);
     return;
@@ -524,13 +527,12 @@ void PackFields(const std::uint64_t* __restrict fields, std::size_t count, unsig
   // Widths of 5 to 32 bits: the joins unrolled for their count, over fields padded with zeros to
   // whole joins (the bytes past the last field are not copied out).
   auto joined = [&]<std::size_t kPerWord>() {
-    std::uint64_t padded[kXorGroupValues + kPerWord];
-    std::memcpy(padded, fields, count * sizeof(std::uint64_t));
+    static_assert(kPerWord - 1 <= kFieldSlack);
     const std::size_t joins = (count + kPerWord - 1) / kPerWord;
-    for (std::size_t j = count; j < joins * kPerWord; ++j) padded[j] = 0;
+    for (std::size_t j = count; j < joins * kPerWord; ++j) fields[j] = 0;
     for (std::size_t m = 0; m < joins; ++m) {
       std::uint64_t v = 0;
-      for (std::size_t t = 0; t < kPerWord; ++t) v |= padded[m * kPerWord + t] << (t * width);
+      for (std::size_t t = 0; t < kPerWord; ++t) v |= fields[m * kPerWord + t] << (t * width);
       feed(v, joined_width);
     }
   };
@@ -635,8 +637,7 @@ std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> o
     }
     // Pass 2: the payloads.
     p += fixed;
-    // Room past the fields for the kernels' eight-wide stores.
-    std::uint64_t fields[kXorGroupValues + 8];
+    std::uint64_t fields[kXorGroupValues + kFieldSlack];
     for (std::size_t g = 0; g < groups; ++g) {
       const unsigned width = descriptors[g] & kXorWidthMask;
       if (width == 0) continue;
@@ -661,7 +662,7 @@ std::size_t EncodeXorGroups(std::span<const T> values, std::span<std::uint8_t> o
         for (std::size_t j = 0; j < count; ++j) {
           mask |= static_cast<std::uint32_t>(x[j] != 0) << j;
         }
-        if (4 * static_cast<std::size_t>(std::popcount(mask)) < count) {
+        if (4 * static_cast<std::size_t>(CountBits32(mask)) < count) {
           for (std::uint32_t m = mask; m != 0; m &= m - 1) {
             fields[fields_count++] = static_cast<std::uint64_t>(x[std::countr_zero(m)] >> shift);
           }

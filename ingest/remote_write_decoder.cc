@@ -266,9 +266,17 @@ RemoteWriteError RemoteWriteDecoder::Walk() {
 }
 
 namespace {
-// `message` from `samples_begin` (a position in it) on.
-std::string_view FromSamples(std::string_view message, const char* samples_begin) {
-  return message.substr(static_cast<std::size_t>(samples_begin - message.data()));
+// A walked series; `samples_begin` is where its first samples field starts in `message`.
+RemoteWriteSeries SeriesOf(std::string_view message, const char* samples_begin,
+                           std::string_view raw_labels, std::uint64_t index,
+                           std::uint64_t samples) {
+  RemoteWriteSeries s;
+  s.message = message;
+  s.from_samples = message.substr(static_cast<std::size_t>(samples_begin - message.data()));
+  s.raw_labels = raw_labels;
+  s.index = index;
+  s.samples = samples;
+  return s;
 }
 }  // namespace
 
@@ -360,14 +368,8 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
   // (ResolvePending), and only the labels it does not know are then parsed and checked.
   if (known_ != nullptr && samples > 0 && !bad_ts && !raw_labels.empty()) {
     counts_.samples += samples;
-    RemoteWriteSeries s;
-    s.message = message;
-    s.from_samples = FromSamples(message, samples_begin);
-    s.raw_labels = raw_labels;
-    s.index = index;
-    s.samples = samples;
     pending_.push_back(series_.size());
-    series_.push_back(s);
+    series_.push_back(SeriesOf(message, samples_begin, raw_labels, index, samples));
     return RemoteWriteError::kNone;
   }
   // Earlier series first, so that the first bad series in request order is the one reported.
@@ -390,13 +392,7 @@ RemoteWriteError RemoteWriteDecoder::WalkSeries(std::string_view message, std::u
   }
   counts_.samples += samples;
   if (samples > 0) {
-    RemoteWriteSeries s;
-    s.message = message;
-    s.from_samples = FromSamples(message, samples_begin);
-    s.raw_labels = raw_labels;
-    s.index = index;
-    s.samples = samples;
-    series_.push_back(s);
+    series_.push_back(SeriesOf(message, samples_begin, raw_labels, index, samples));
   }
   return RemoteWriteError::kNone;
 }

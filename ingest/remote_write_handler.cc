@@ -265,7 +265,6 @@ struct RemoteWriteHandler::State {
   Completion completion{WriteProtocol::kRemoteWrite};
   // This request's progress and findings.
   std::size_t next_series = 0;
-  bool samples_walked = false;
   RemoteWriteCounts counts;
   std::uint64_t refused_series = 0;
   std::uint64_t refused_samples = 0;
@@ -313,7 +312,6 @@ std::unique_ptr<RemoteWriteHandler::State> RemoteWriteHandler::AcquireState() co
   state->completion.Reset();
   state->parked.clear();
   state->next_series = 0;
-  state->samples_walked = false;
   state->counts = {};
   state->refused_series = state->refused_samples = state->type_conflicts = 0;
   state->first_refusal.clear();
@@ -494,7 +492,7 @@ bool RemoteWriteHandler::SubmitSamples(State& s, bool may_block) const {
       s.parked.emplace_back(shard, std::move(batch));
     }
   };
-  for (; !s.samples_walked && s.next_series < series.size(); ++s.next_series) {
+  for (; s.next_series < series.size(); ++s.next_series) {
     const std::size_t i = s.next_series;
     const SeriesCache::Entry entry = s.resolved[i];
     if (entry.sid == kInvalidSeriesId) continue;
@@ -516,7 +514,6 @@ bool RemoteWriteHandler::SubmitSamples(State& s, bool may_block) const {
       }
     });
   }
-  s.samples_walked = true;
   if (!s.parked.empty()) return false;  // the open batches wait behind the parked ones
   if (!may_block) {
     // Shards busy with another request's batch are tried again after the others, before this
