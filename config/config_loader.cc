@@ -140,6 +140,26 @@ const std::vector<KeyDef>& Keys() {
       {"auth.username", KeyType::kString, 0, 0, "", INGOT_STR(auth.username)},
       {"auth.password", KeyType::kString, 0, 0, "", INGOT_STR(auth.password)},
       {"auth.password_file", KeyType::kString, 0, 0, "", INGOT_STR(auth.password_file)},
+      {"cluster.name", KeyType::kString, 0, 0, "", INGOT_STR(cluster.name)},
+      {"cluster.node_id", KeyType::kString, 0, 0, "", INGOT_STR(cluster.node_id)},
+      {"cluster.nats_urls", KeyType::kString, 0, 0, "", INGOT_STR(cluster.nats_urls)},
+      {"cluster.advertise_http", KeyType::kListen, 0, 0, "", INGOT_STR(cluster.advertise_http)},
+      {"cluster.partitions", KeyType::kUnsigned, 1, 999, "", INGOT_U(cluster.partitions)},
+      {"cluster.replication", KeyType::kUnsigned, 1, 16, "", INGOT_U(cluster.replication)},
+      {"cluster.stream_replicas", KeyType::kUnsigned, 1, 5, "", INGOT_U(cluster.stream_replicas)},
+      {"cluster.stream_max_age", KeyType::kDuration, 0, 100ull * 366 * 86400, "",
+       INGOT_SECONDS(cluster.stream_max_age_s)},
+      {"cluster.batch_max_bytes", KeyType::kUnsigned, 4096, 512u << 10, "",
+       INGOT_U(cluster.batch_max_bytes)},
+      {"cluster.publish_timeout_ms", KeyType::kUnsigned, 100, 600'000, "",
+       INGOT_U(cluster.publish_timeout_ms)},
+      {"cluster.lease_renew_ms", KeyType::kUnsigned, 50, 60'000, "",
+       INGOT_U(cluster.lease_renew_ms)},
+      {"cluster.lease_ttl_ms", KeyType::kUnsigned, 200, 600'000, "", INGOT_U(cluster.lease_ttl_ms)},
+      {"cluster.dead_node_grace_ms", KeyType::kUnsigned, 0, 86'400'000, "",
+       INGOT_U(cluster.dead_node_grace_ms)},
+      {"cluster.peer_timeout_ms", KeyType::kUnsigned, 100, 600'000, "",
+       INGOT_U(cluster.peer_timeout_ms)},
   };
   return keys;
 }
@@ -322,6 +342,47 @@ Status CheckTls(std::string_view section, const TlsOptions& tls) {
   return Status::OK();
 }
 
+// A [cluster] section is all or nothing: its identity keys are required together, and names
+// become NATS stream, subject and key names, so their characters are limited.
+Status CheckCluster(Options* options) {
+  ClusterOptions& c = options->cluster;
+  const bool any = !c.name.empty() || !c.node_id.empty() || !c.nats_urls.empty();
+  if (!any) return Status::OK();
+  if (c.name.empty() || c.node_id.empty() || c.nats_urls.empty()) {
+    return Status::InvalidArgument(
+        "config keys 'cluster.name', 'cluster.node_id' and 'cluster.nats_urls' go together: set "
+        "all three to run as a cluster node, or none for a single node");
+  }
+  auto valid = [](std::string_view text, bool upper) {
+    if (text.empty() || text.size() > 32) return false;
+    for (char ch : text) {
+      const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                      ch == '-' || (upper && ch >= 'A' && ch <= 'Z');
+      if (!ok) return false;
+    }
+    return true;
+  };
+  if (!valid(c.name, true)) {
+    return Status::InvalidArgument("config key 'cluster.name': \"" + c.name +
+                                   "\" must be 1 to 32 of A-Z a-z 0-9 _ -");
+  }
+  if (!valid(c.node_id, false)) {
+    return Status::InvalidArgument("config key 'cluster.node_id': \"" + c.node_id +
+                                   "\" must be 1 to 32 of a-z 0-9 _ -");
+  }
+  if (c.stream_replicas != 1 && c.stream_replicas != 3 && c.stream_replicas != 5) {
+    return Status::InvalidArgument(
+        "config key 'cluster.stream_replicas': JetStream replicates a stream on 1, 3 or 5 "
+        "servers, not " + std::to_string(c.stream_replicas));
+  }
+  if (c.lease_ttl_ms < 2 * c.lease_renew_ms) {
+    return Status::InvalidArgument(
+        "config key 'cluster.lease_ttl_ms' must be at least twice 'cluster.lease_renew_ms' (" +
+        std::to_string(c.lease_renew_ms) + "), or one late renewal marks a live node down");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status FinishOptions(Options* options) {
@@ -342,7 +403,7 @@ Status FinishOptions(Options* options) {
   }
   INGOT_RETURN_IF_ERROR(CheckTls("ingest", options->ingest.tls));
   INGOT_RETURN_IF_ERROR(CheckTls("query", options->query.tls));
-  return Status::OK();
+  return CheckCluster(options);
 }
 
 Status ParseListenAddress(std::string_view text, std::string* host, unsigned short* port) {

@@ -115,12 +115,33 @@ struct QueryOptions {
   TlsOptions tls;  // query.tls_* keys: the HTTP listener
 };
 
+// [cluster] (docs/scale-out.md): absent (no name) = a single node.
+struct ClusterOptions {
+  std::string name;            // [A-Za-z0-9_-]{1,32}; prefixes streams, subjects and the bucket
+  std::string node_id;         // [a-z0-9_-]{1,32}, stable for the data directory
+  std::string nats_urls;       // "nats://h1:4222,nats://h2:4222"
+  std::string advertise_http;  // what peers call for queries; default: the HTTP listener's
+  std::uint32_t partitions = 16;     // P, fixed when the cluster is created
+  std::uint32_t replication = 2;     // R, nodes storing each partition
+  std::uint32_t stream_replicas = 3;  // copies of the log on the NATS servers (1 or 3)
+  std::int64_t stream_max_age_s = 6 * 3600;
+  std::uint64_t batch_max_bytes = 256 << 10;  // a message's lines before it is published
+  std::uint32_t publish_timeout_ms = 10'000;  // retries of a message before the writer gets 503
+  std::uint32_t lease_renew_ms = 1000;
+  std::uint32_t lease_ttl_ms = 10'000;           // a lease not renewed for this long: down
+  std::uint32_t dead_node_grace_ms = 300'000;    // a down node keeps its partitions this long
+  std::uint32_t peer_timeout_ms = 10'000;        // one node's answer to a fanned-out query
+
+  bool enabled() const { return !name.empty(); }
+};
+
 struct Options {
   LogOptions log;
   IngestOptions ingest;
   StorageOptions storage;
   QueryOptions query;
   AuthOptions auth;  // [auth]: the HTTP listener
+  ClusterOptions cluster;
 };
 
 }  // namespace ingot

@@ -40,6 +40,8 @@ IngestMetrics& Metrics() {
                       "protocol=\"http\""),
         &r.AddCounter("ingot_points_accepted_by_protocol_total", protocol_help,
                       "protocol=\"remote_write\""),
+        &r.AddCounter("ingot_points_accepted_by_protocol_total", protocol_help,
+                      "protocol=\"cluster_log\""),
     };
     return m;
   }();

@@ -29,7 +29,7 @@ struct IngestMetrics {
   Counter* points_storage_error;
   Counter* http_writes;
   Counter* http_write_errors;
-  std::array<Counter*, 3> points_accepted_by_protocol;  // indexed by WriteProtocol
+  std::array<Counter*, 4> points_accepted_by_protocol;  // indexed by WriteProtocol
 };
 
 IngestMetrics& Metrics();

@@ -88,7 +88,11 @@ void LineIngester::Consume(std::string_view lines) {
     HandleLine(line, now_ns);
   }
   Metrics().lines->Add(stats_.lines - lines_before);
-  Flush();
+  if (router_ != nullptr) {
+    router_->Send();
+  } else {
+    Flush();
+  }
 }
 
 void LineIngester::OverlongLine(std::uint64_t line_number, std::size_t bytes_seen) {
@@ -150,6 +154,19 @@ void LineIngester::HandleLine(std::string_view line, std::int64_t now_ns) {
     return;
   }
 
+  if (router_ != nullptr) {
+    for (const Field& field : parsed_.fields) {
+      if (field.type != FieldType::kString) {
+        ++stats_.points;
+      } else {
+        ++stats_.points_unsupported;
+        Metrics().points_string_field->Add();
+        if (log_string_fields_) LogStringField(field.key);
+      }
+    }
+    router_->Route(parsed_, line);
+    return;
+  }
   const std::uint64_t prefix_hash = SeriesCache::HashPrefix(parsed_.series_prefix);
   for (std::size_t i = 0; i < parsed_.fields.size(); ++i) {
     const Field& field = parsed_.fields[i];
@@ -301,6 +318,10 @@ void LineIngester::Flush(bool apply_when_idle) {
 }
 
 void LineIngester::Finish() {
+  if (router_ != nullptr) {
+    storage_status_ = router_->Finish();
+    return;
+  }
   // What is left is waited for right away: applied here where the shard is idle.
   Flush(/*apply_when_idle=*/true);
   storage_status_ = completion_.Wait();

@@ -41,6 +41,20 @@ struct IngestStats {
   std::string first_error;               // description of the first bad line, for HTTP answers
 };
 
+// Where good lines go instead of this node's shards: a cluster node publishes them to the
+// partitions of its log (cluster/line_router.h). Set once per ingester, so the single-node path
+// pays one branch per line.
+class LineRouter {
+ public:
+  virtual ~LineRouter() = default;
+  // A line that parsed, `raw` as received (without its newline); `line` points into it.
+  virtual void Route(const ParsedLine& line, std::string_view raw) = 0;
+  // The end of a Consume(): hands over what is buffered, without waiting for it.
+  virtual void Send() = 0;
+  // Waits until everything routed is stored; an error fails the request (503).
+  virtual Status Finish() = 0;
+};
+
 class LineIngester final : public LineConsumer {
  public:
   // `protocol` is what the lines came over (counted per protocol once durable). `context` names
@@ -66,6 +80,12 @@ class LineIngester final : public LineConsumer {
   // String field values are never stored; by default each one is logged (rate-limited) as a bad
   // line would be. Off for nodes that drop them on purpose (ingest.string_fields = "drop").
   void set_log_string_fields(bool log) { log_string_fields_ = log; }
+  // Lines go to `router` (which must outlive the ingester) instead of the shards; what storage
+  // refuses is then decided where they are applied. Finish() waits for the router.
+  void set_router(LineRouter* router) { router_ = router; }
+  // For the lines of the next Consume(): a cluster node applies messages written with
+  // different precisions.
+  void set_precision(Precision precision) { parser_.set_precision(precision); }
 
   // An empty cache sized for one ingester.
   static std::unique_ptr<SeriesCache> NewCache();
@@ -108,6 +128,7 @@ class LineIngester final : public LineConsumer {
   std::string field_scratch_;
   std::shared_ptr<spdlog::logger> log_;
   bool log_string_fields_ = true;
+  LineRouter* router_ = nullptr;
 };
 
 }  // namespace ingot::ingest

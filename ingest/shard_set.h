@@ -27,7 +27,8 @@ namespace ingot::ingest {
 
 // What a producer's points arrived over. Accepted points are counted per protocol
 // (ingot_points_accepted_by_protocol_total{protocol}), once per batch.
-enum class WriteProtocol : std::uint8_t { kTcp, kHttp, kRemoteWrite };
+// kClusterLog: points a cluster node applies from its partitions of the log.
+enum class WriteProtocol : std::uint8_t { kTcp, kHttp, kRemoteWrite, kClusterLog };
 
 // Tracks batches submitted by one producer (a connection or a /write request).
 class Completion {

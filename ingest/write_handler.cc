@@ -110,6 +110,11 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
   LineIngester ingester(shards_, index_, clock_, precision, options_.max_line_bytes,
                         WriteProtocol::kHttp, "http /write", std::move(cache));
   ingester.set_log_string_fields(!drop_string_fields);
+  std::unique_ptr<LineRouter> router;
+  if (router_factory_) {
+    router = router_factory_(precision);
+    ingester.set_router(router.get());
+  }
   ingester.Consume(body);
   ingester.Finish();
   if (std::unique_ptr<SeriesCache> done = ingester.ReleaseCache()) {
@@ -117,6 +122,12 @@ WriteResponse WriteHandler::Handle(const WriteRequest& request) const {
     if (caches_.size() < kPooledCaches) caches_.push_back(std::move(done));
   }
   const IngestStats& stats = ingester.stats();
+  if (router != nullptr && !ingester.storage_status().ok()) {
+    // Nothing of the request may be stored; a retry is safe (a point stored twice is one point).
+    response.retry_after_s = 1;
+    return fail(503, "the cluster's log did not store the points: " +
+                         ingester.storage_status().ToString());
+  }
   if (!ingester.storage_status().ok()) {
     return fail(
         500, "storage failed, points may not be durable: " + ingester.storage_status().ToString());

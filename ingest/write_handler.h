@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,20 +37,29 @@ struct WriteRequest {
 
 struct WriteResponse {
   int status = 204;
-  std::string body;  // JSON error object, empty for 204
+  std::string body;       // JSON error object, empty for 204
+  int retry_after_s = 0;  // > 0: answer with Retry-After (the points were not stored; retry)
 };
+
+class LineRouter;
+enum class Precision : unsigned char;
+// Makes a request's router (a cluster node: the log's partitions) for lines of `precision`.
+using LineRouterFactory = std::function<std::unique_ptr<LineRouter>(Precision precision)>;
 
 class WriteHandler {
  public:
   WriteHandler(ShardSet& shards, SeriesIndex& index, const Clock& clock,
                const IngestOptions& options);
   WriteResponse Handle(const WriteRequest& request) const;
+  // Requests' lines go to routers made by `factory` instead of the shards (before serving).
+  void set_router_factory(LineRouterFactory factory) { router_factory_ = std::move(factory); }
 
  private:
   ShardSet& shards_;
   SeriesIndex& index_;
   const Clock& clock_;
   const IngestOptions options_;
+  LineRouterFactory router_factory_;
   // Caches of finished requests; a request takes one (or starts empty) and gives it back.
   mutable Mutex caches_mu_;
   mutable std::vector<std::unique_ptr<SeriesCache>> caches_ GUARDED_BY(caches_mu_);

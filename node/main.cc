@@ -17,6 +17,8 @@
 #include "chunk/data_check.h"
 #include "chunk/data_dir_lock.h"
 #include "chunk/storage.h"
+#include "cluster/cluster_node.h"
+#include "cluster/nats/nats_log.h"
 #include "config/asio.h"
 #include "config/clock.h"
 #include "config/config_loader.h"
@@ -29,6 +31,7 @@
 #include "ingest/shard_set.h"
 #include "ingest/tcp_server.h"
 #include "ingest/write_handler.h"
+#include "node/cluster_routes.h"
 #include "node/codec_routes.h"
 #include "node/config_routes.h"
 #include "node/http_server.h"
@@ -80,6 +83,25 @@ void ApplyDescriptorBudget(Options* options, spdlog::logger& log) {
   options->query.max_connections = static_cast<std::uint32_t>(http_share);
   options->ingest.max_connections = static_cast<std::uint32_t>(tcp_share);
 }
+
+// A connection's ingester together with the router its lines go to (a cluster node).
+class RoutedIngester final : public LineConsumer {
+ public:
+  RoutedIngester(std::unique_ptr<ingest::LineIngester> ingester,
+                 std::unique_ptr<ingest::LineRouter> router)
+      : router_(std::move(router)), ingester_(std::move(ingester)) {
+    ingester_->set_router(router_.get());
+  }
+  void Consume(std::string_view lines) override { ingester_->Consume(lines); }
+  void OverlongLine(std::uint64_t line_number, std::size_t bytes_seen) override {
+    ingester_->OverlongLine(line_number, bytes_seen);
+  }
+  void Finish() override { ingester_->Finish(); }
+
+ private:
+  std::unique_ptr<ingest::LineRouter> router_;  // outlives the ingester
+  std::unique_ptr<ingest::LineIngester> ingester_;
+};
 
 // `ingotd --check`: the offline verification (chunk/data_check.h); the report goes to stdout.
 int RunCheck(const StorageOptions& options, spdlog::logger& log) {
@@ -186,10 +208,50 @@ int Run(int argc, char** argv) {
                                      options.ingest);
   ingest::RemoteWriteHandler remote_write_handler(shards, storage->index(), options.ingest);
 
+  // A cluster node (docs/scale-out.md): writes go to the log, owned partitions come back from it,
+  // and queries fan out over the live nodes.
+  std::unique_ptr<cluster::NatsClient> nats;
+  std::unique_ptr<cluster::Coordination> bucket;
+  std::unique_ptr<cluster::ClusterNode> cluster_node;
+  if (options.cluster.enabled()) {
+    cluster::NatsOptions nats_options;
+    nats_options.urls = options.cluster.nats_urls;
+    nats_options.name = "ingotd " + options.cluster.node_id;
+    st = cluster::NatsClient::Connect(nats_options, &nats);
+    if (st.ok()) {
+      st = nats->OpenBucket("ingot_" + options.cluster.name,
+                            static_cast<int>(options.cluster.stream_replicas), &bucket);
+    }
+    if (st.ok()) {
+      st = cluster::ClusterNode::Open(options, nats->log(), *bucket, *storage, shards,
+                                      SystemClock::Instance(), &cluster_node);
+    }
+    if (!st.ok()) {
+      log->error("joining cluster {} through {}: {}", options.cluster.name,
+                 options.cluster.nats_urls, st.ToString());
+      shards.Stop();
+      (void)storage->Close();
+      return 1;
+    }
+    write_handler.set_router_factory([&cluster_node](ingest::Precision precision) {
+      return cluster_node->routing().NewRouter(precision);
+    });
+  }
+
   // Set when shutdown starts: long-running handlers (a CPU profile) end early.
   std::atomic<bool> stopping{false};
   HttpRouter router;
-  RegisterQueryRoutes(router, *storage, options.query);
+  RegisterQueryRoutes(router, *storage, options.query,
+                      cluster_node != nullptr ? &cluster_node->fanout() : nullptr);
+  if (cluster_node != nullptr) {
+    RegisterClusterSelectRoute(router, *storage, options.query);
+    router.Add(http::verb::get, "/internal/cluster/status",
+               [&cluster_node](const HttpRequest&, HttpReply& reply) {
+                 reply.response.result(http::status::ok);
+                 reply.response.set(http::field::content_type, "application/json");
+                 reply.response.body() = cluster_node->StatusJson();
+               });
+  }
   RegisterWriteRoutes(router, write_handler, remote_write_handler);
   RegisterOperationsRoutes(router, *storage, options.storage.data_dir, &stopping);
   RegisterCodecRoutes(router, *storage, options.query);
@@ -201,7 +263,12 @@ int Run(int argc, char** argv) {
         options.ingest.max_line_bytes, ingest::WriteProtocol::kTcp,
         "tcp " + connection.peer + " #" + std::to_string(connection.id));
     ingester->set_log_string_fields(options.ingest.string_fields != "drop");
-    return ingester;
+    if (cluster_node != nullptr) {
+      // The router lives as long as the connection's ingester, which it is handed with.
+      return std::unique_ptr<LineConsumer>(std::make_unique<RoutedIngester>(
+          std::move(ingester), cluster_node->routing().NewRouter(tcp_precision)));
+    }
+    return std::unique_ptr<LineConsumer>(std::move(ingester));
   });
   MetricsRegistry::Default().AddCallbackGauge(
       "ingot_connections", "Open line-protocol TCP connections.",
@@ -242,6 +309,17 @@ int Run(int argc, char** argv) {
   if (st.ok() && !options.query.http_listen.empty()) {
     st = http_server.Start(options.query.http_listen);
   }
+  if (st.ok() && cluster_node != nullptr) {
+    std::string advertise = options.cluster.advertise_http;
+    if (advertise.empty()) {
+      const std::string& listen = options.query.http_listen;
+      std::string host = listen.substr(0, listen.rfind(':'));
+      if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "127.0.0.1";
+      advertise = host + ":" + std::to_string(http_server.port());
+    }
+    st = cluster_node->Start(advertise);
+    if (!st.ok()) st = Status::IOError("taking this node's cluster lease: " + st.ToString());
+  }
   if (!st.ok()) {
     log->error("{}", st.ToString());
     exit_code = 1;
@@ -259,11 +337,17 @@ int Run(int argc, char** argv) {
   stopping = true;
   tcp.Stop();
   http_server.Stop();
+  if (cluster_node != nullptr) cluster_node->Stop();
   shards.Stop();
   st = storage->Close();
   if (!st.ok()) {
     log->error("closing the store: {}", st.ToString());
     exit_code = 1;
+  }
+  if (cluster_node != nullptr && st.ok()) {
+    // Everything applied is durable now.
+    st = cluster_node->PersistPositions();
+    if (!st.ok()) log->error("writing the cluster positions: {}", st.ToString());
   }
 #ifdef INGOT_HAVE_PROFILER
   if (!cpuprofile.empty()) ProfilerStop();

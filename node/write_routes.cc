@@ -20,6 +20,9 @@ void RegisterWriteRoutes(HttpRouter& router, const ingest::WriteHandler& handler
     ingest::WriteResponse r = handler.Handle(w);
     reply.response.result(static_cast<unsigned>(r.status));
     reply.response.set("X-Influxdb-Version", "1.8-ingot");
+    if (r.retry_after_s > 0) {
+      reply.response.set(http::field::retry_after, std::to_string(r.retry_after_s));
+    }
     if (!r.body.empty()) {
       reply.response.set(http::field::content_type, "application/json");
       reply.response.body() = std::move(r.body);

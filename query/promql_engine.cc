@@ -19,6 +19,7 @@
 #include <re2/re2.h>
 
 #include "query/promql_functions.h"
+#include "query/series_fanout.h"
 #include "query/work_pool.h"
 
 namespace ingot::promql {
@@ -408,6 +409,7 @@ class Engine {
       INGOT_RETURN_IF_ERROR(Charge(r.ts.size()));
       out->push_back(std::move(r));
     }
+    Release(&src.sel);
     return Status::OK();
   }
 
@@ -464,11 +466,22 @@ class Engine {
   }
 
   struct Selected {
-    std::vector<SeriesId> sids;
-    std::vector<Labels> labels;  // in the catalog's order (by id); sorted where order matters
+    std::vector<SeriesId> sids;  // empty when fetched
+    // In the catalog's order (by id), or the fanout's (by labels); sorted where order matters.
+    std::vector<Labels> labels;
+    // Through QueryParams::fanout: every series' points over the range the selector reads
+    // (`fetched[s].labels` moved to `labels[s]`), held and charged until Release.
+    bool fetched_all = false;
+    std::vector<FetchedSeries> fetched;
+    std::uint64_t fetched_points = 0;
+
+    std::size_t size() const { return labels.size(); }
   };
 
-  Status Select(const VectorSelector& vs, Selected* out) {
+  // The series of `vs`. Through a fanout, also their points in [lo, hi]: the range every later
+  // read of them asks for.
+  Status Select(const VectorSelector& vs, std::int64_t lo, std::int64_t hi, Selected* out) {
+    if (params_.fanout != nullptr) return Fetch(vs, lo, hi, out);
     INGOT_RETURN_IF_ERROR(catalog_.MatchIds(vs.selector, params_.max_series, &out->sids));
     out->labels.resize(out->sids.size());
     SeriesKeyParts parts;
@@ -478,25 +491,58 @@ class Engine {
     return Status::OK();
   }
 
+  // Select through the fanout. The points all arrive before any is used, so unlike the reader's
+  // one series at a time they count as held, against max_samples, until Release.
+  Status Fetch(const VectorSelector& vs, std::int64_t lo, std::int64_t hi, Selected* out) {
+    std::vector<std::string> problems;
+    const Status st =
+        params_.fanout->Select(vs.selector, lo, hi, params_.max_series, &out->fetched, &problems);
+    for (std::string& text : problems) Add(&warnings_, std::move(text));
+    INGOT_RETURN_IF_ERROR(st);
+    out->fetched_all = true;
+    out->labels.resize(out->fetched.size());
+    for (std::size_t i = 0; i < out->fetched.size(); ++i) {
+      out->labels[i] = std::move(out->fetched[i].labels);
+      out->fetched_points += out->fetched[i].ts.size();
+    }
+    read_.fetch_add(out->fetched_points, std::memory_order_relaxed);
+    return Charge(out->fetched_points);
+  }
+
+  // Drops a selection's fetched points (nothing to do for one read from storage).
+  void Release(Selected* sel) {
+    if (!sel->fetched_all) return;
+    Refund(sel->fetched_points);
+    sel->fetched_points = 0;
+    std::vector<FetchedSeries>().swap(sel->fetched);
+  }
+
   // Instant selector: per step the newest sample in (ref - lookback, ref], unless stale. With
   // `sample_times` the value is the sample's time in seconds (timestamp()).
   Status EvalSelector(const VectorSelector& vs, const Grid& g, bool sample_times, Value* out) {
     out->type = ValueType::kVector;
-    Selected sel;
-    INGOT_RETURN_IF_ERROR(Select(vs, &sel));
     const bool fixed = vs.time.at != AtModifier::kNone;
     const std::size_t steps = fixed ? 1 : g.n;
     const std::int64_t first_ref = RefTime(vs.time, g.At(0));
     const std::int64_t last_ref = RefTime(vs.time, g.At(steps - 1));
     const std::int64_t lookback = params_.lookback_ns;
-    INGOT_RETURN_IF_ERROR(Charge(static_cast<std::uint64_t>(sel.sids.size()) * g.n));
-    for (std::size_t s = 0; s < sel.sids.size(); ++s) {
+    const std::int64_t read_from = SatAdd(SatSub(first_ref, lookback), 1);
+    Selected sel;
+    INGOT_RETURN_IF_ERROR(Select(vs, read_from, last_ref, &sel));
+    INGOT_RETURN_IF_ERROR(Charge(static_cast<std::uint64_t>(sel.size()) * g.n));
+    for (std::size_t s = 0; s < sel.size(); ++s) {
       INGOT_RETURN_IF_ERROR(Tick());
-      INGOT_RETURN_IF_ERROR(
-          reader_.Read(sel.sids[s], SatAdd(SatSub(first_ref, lookback), 1), last_ref));
-      read_.fetch_add(reader_.ts().size(), std::memory_order_relaxed);
-      const auto ts = reader_.ts();
-      const auto values = reader_.values();
+      std::span<const std::int64_t> ts;
+      std::span<const double> values;
+      if (sel.fetched_all) {
+        ts = sel.fetched[s].ts;
+        values = sel.fetched[s].values;
+      } else {
+        INGOT_RETURN_IF_ERROR(reader_.Read(sel.sids[s], read_from, last_ref));
+        read_.fetch_add(reader_.ts().size(), std::memory_order_relaxed);
+        ts = reader_.ts();
+        values = reader_.values();
+      }
       if (ts.empty()) continue;
       Column c;
       c.Init(g.n);
@@ -519,7 +565,8 @@ class Engine {
       c.labels = std::move(sel.labels[s]);
       out->vec.push_back(std::move(c));
     }
-    Refund(static_cast<std::uint64_t>(sel.sids.size() - out->vec.size()) * g.n);
+    Refund(static_cast<std::uint64_t>(sel.size() - out->vec.size()) * g.n);
+    Release(&sel);
     return Status::OK();
   }
 
@@ -536,12 +583,12 @@ class Engine {
     Grid inner;
     Value inner_value;
 
-    std::size_t count() const { return is_subquery ? inner_value.vec.size() : sel.sids.size(); }
+    std::size_t count() const { return is_subquery ? inner_value.vec.size() : sel.size(); }
 
     // Series `s`'s samples covering every window, staleness markers removed, in *ts and *vs:
-    // the reader's own columns when there is no marker to remove (valid until its next read),
-    // else copies in *ts_buf and *vs_buf. Its labels are moved to *labels: each series is loaded
-    // once.
+    // the reader's own columns (or the fetched ones) when there is no marker to remove (valid
+    // until its next read), else copies in *ts_buf and *vs_buf. Its labels are moved to
+    // *labels: each series is loaded once.
     Status Load(Engine* engine, SeriesReader& reader, std::size_t s, Labels* labels,
                 bool* drop_name, std::vector<std::int64_t>* ts_buf, std::vector<double>* vs_buf,
                 std::span<const std::int64_t>* ts, std::span<const double>* vs) {
@@ -562,10 +609,17 @@ class Engine {
       }
       *labels = std::move(sel.labels[s]);
       *drop_name = false;
-      INGOT_RETURN_IF_ERROR(reader.Read(sel.sids[s], SatAdd(SatSub(lo, range), 1), hi));
-      engine->read_.fetch_add(reader.ts().size(), std::memory_order_relaxed);
-      const auto rts = reader.ts();
-      const auto rvs = reader.values();
+      std::span<const std::int64_t> rts;
+      std::span<const double> rvs;
+      if (sel.fetched_all) {
+        rts = sel.fetched[s].ts;
+        rvs = sel.fetched[s].values;
+      } else {
+        INGOT_RETURN_IF_ERROR(reader.Read(sel.sids[s], SatAdd(SatSub(lo, range), 1), hi));
+        engine->read_.fetch_add(reader.ts().size(), std::memory_order_relaxed);
+        rts = reader.ts();
+        rvs = reader.values();
+      }
       if (!AnyStale(rvs)) {
         *ts = rts;
         *vs = rvs;
@@ -585,7 +639,7 @@ class Engine {
 
     // Prepares `reader` for series [from, to) of a matrix selector, read in order by Load.
     Status Prepare(SeriesReader& reader, std::size_t from, std::size_t to) const {
-      if (is_subquery || from >= to) return Status::OK();
+      if (is_subquery || sel.fetched_all || from >= to) return Status::OK();
       return reader.PrepareBlock(std::span(sel.sids).subspan(from, to - from),
                                  SatAdd(SatSub(lo, range), 1), hi);
     }
@@ -604,7 +658,7 @@ class Engine {
       for (std::size_t i = 0; i < g.n; ++i) src->refs[i] = RefTime(ms.vector->time, g.At(i));
       src->lo = *std::min_element(src->refs.begin(), src->refs.end());
       src->hi = *std::max_element(src->refs.begin(), src->refs.end());
-      return Select(*ms.vector, &src->sel);
+      return Select(*ms.vector, SatAdd(SatSub(src->lo, src->range), 1), src->hi, &src->sel);
     }
     if (e.kind != NodeKind::kSubquery) {
       return Status::InvalidArgument("expected a range vector");
@@ -1624,6 +1678,8 @@ class Engine {
     std::vector<Status> statuses(blocks);
     auto run_block = [&](std::size_t block, std::size_t worker_id) -> Status {
       Worker& w = workers[worker_id];
+      // Fetched points need no reader: the shared one is passed along but not read.
+      if (w.reader == nullptr && src.sel.fetched_all) w.reader = &reader_;
       if (w.reader == nullptr) {
         w.own_reader = std::make_unique<SeriesReader>(reader_.storage());
         if (reader_.damage_sink() != nullptr) w.own_reader->SkipDamage(&w.damage);
@@ -1746,6 +1802,7 @@ class Engine {
       for (Column& c : block) out->vec.push_back(std::move(c));
     }
     RefundValue(src.inner_value, src.inner.n);
+    Release(&src.sel);
     if (fn == nullptr) {
       if (once) std::fill(has.begin() + 1, has.end(), has[0]);
       return AbsentResult(call, has, g, out);
@@ -2096,6 +2153,7 @@ Status Evaluate(const Expr& expr, const QueryParams& params, SeriesCatalog& cata
     }
     out->type = ValueType::kMatrix;
     INGOT_RETURN_IF_ERROR(engine.EvalMatrix(expr, params.start_ns, &out->ranges));
+    out->warnings = engine.warnings();
     std::sort(out->ranges.begin(), out->ranges.end(),
               [](const RangeSeriesResult& a, const RangeSeriesResult& b) {
                 return CompareLabels(a.labels, b.labels) < 0;

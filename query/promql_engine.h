@@ -22,6 +22,12 @@
 // live intermediate results and the points read), and a deadline checked between series and
 // steps: past it the evaluation stops with Status::Busy naming the limit.
 //
+// With QueryParams::fanout set, selectors take their series and points from it (the cluster's
+// merged answer, query/series_fanout.h) instead of the catalog and the reader: each selector's
+// series arrive with their points over the whole range it reads, and are held (and counted
+// against max_samples) until the selector's evaluation is done. Everything after the selection
+// is the same code.
+//
 // Thread safety: Evaluate may run concurrently on different readers (one SeriesReader each).
 #pragma once
 
@@ -43,6 +49,8 @@ namespace ingot::promql {
 // A series' labels sorted by name, `__name__` (the metric name) included.
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
+class SeriesFanout;
+
 struct QueryParams {
   std::int64_t start_ns = 0;
   std::int64_t end_ns = 0;
@@ -55,6 +63,10 @@ struct QueryParams {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // The query text, for the positions annotations name (may be empty).
   std::string_view query;
+  // When set, where selectors get their series and points (the catalog and reader are then not
+  // read); its warnings (a node that did not answer) become the result's. Not owned; must
+  // outlive the evaluation.
+  SeriesFanout* fanout = nullptr;
 
   std::size_t steps() const {
     return start_ns == end_ns ? 1 : static_cast<std::size_t>((end_ns - start_ns) / step_ns) + 1;
@@ -96,7 +108,8 @@ struct QueryResult {
 // Evaluates `expr` (as the parser returns it) at the steps of `params`. Errors: InvalidArgument
 // for an expression that cannot be evaluated as asked (a range vector in a range query, a bad
 // function argument), Busy for an execution error or a limit (HTTP 422), storage errors as they
-// come (damaged chunks are skipped and reported through the reader's damage sink when set).
+// come (damaged chunks are skipped and reported through the reader's damage sink when set), and
+// the fanout's errors when one is set.
 Status Evaluate(const Expr& expr, const QueryParams& params, SeriesCatalog& catalog,
                 SeriesReader& reader, QueryResult* out);
 

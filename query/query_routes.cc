@@ -22,6 +22,7 @@
 #include "query/promql_parser.h"
 #include "query/remote_read.h"
 #include "query/series_catalog.h"
+#include "query/series_fanout.h"
 #include "query/text_format.h"
 #include "query/tsdb_status.h"
 
@@ -220,9 +221,10 @@ class InFlight {
 
 class QueryApi : public std::enable_shared_from_this<QueryApi> {
  public:
-  QueryApi(Storage& storage, const QueryOptions& options)
+  QueryApi(Storage& storage, const QueryOptions& options, promql::SeriesFanout* fanout)
       : storage_(storage),
         options_(options),
+        fanout_(fanout),
         catalog_(storage.index()),
         storage_retention_(GoDuration(storage.options().retention_s * 1000)),
         remote_read_(storage, options) {}
@@ -408,6 +410,54 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     return CatalogIds(selectors, start_ns, end_ns, &ids, reply) && DescribeAll(ids, out, reply);
   }
 
+  // CatalogSeries over the cluster (through fanout_): the label sets, sorted and unique, of the
+  // series matching any of `selectors` (every series when there is none) with a point in
+  // [start_ns, end_ns]. `*warnings` gets the answer's "warnings" member when nodes did not answer.
+  // False after filling the reply.
+  bool ClusterSeries(const std::vector<std::string>& selectors, std::int64_t start_ns,
+                     std::int64_t end_ns, std::vector<promql::Labels>* out, std::string* warnings,
+                     HttpReply& reply) {
+    out->clear();
+    std::vector<std::string> texts = selectors;
+    // As in CatalogIds, query.max_series bounds what selectors match, not the catalog (each node
+    // still answers at most its own query.max_series).
+    std::size_t max_series = options_.max_series;
+    if (texts.empty()) {
+      texts.emplace_back("{__name__=~\".+\"}");
+      max_series = std::numeric_limits<std::size_t>::max();
+    }
+    std::vector<std::string> problems;
+    std::vector<promql::FetchedSeries> one;
+    for (const std::string& text : texts) {
+      Selector selector;
+      Status st = ParseSelector(text, &selector);
+      if (!st.ok()) {
+        BadParam(reply, "match[]", st.message());
+        return false;
+      }
+      st = fanout_->SelectSeries(selector, start_ns, end_ns, max_series, &one, &problems);
+      if (!st.ok()) {
+        StatusReply(reply, selectors.empty() ? st : st.WithContext(text));
+        return false;
+      }
+      for (promql::FetchedSeries& series : one) out->push_back(std::move(series.labels));
+    }
+    std::sort(out->begin(), out->end());
+    out->erase(std::unique(out->begin(), out->end()), out->end());
+    if (!selectors.empty() && out->size() > options_.max_series) {
+      StatusReply(reply, Status::Busy("the selectors match " + std::to_string(out->size()) +
+                                      " series, more than query.max_series = " +
+                                      std::to_string(options_.max_series)));
+      return false;
+    }
+    // One warning per node, however many selectors it missed.
+    std::sort(problems.begin(), problems.end());
+    problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
+    warnings->clear();
+    AppendAnnotations(problems, {}, warnings);
+    return true;
+  }
+
   void RemoteRead(const HttpRequest& request, HttpReply& reply) {
     remote_read_.Handle(request, reply);
   }
@@ -576,6 +626,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     eval.lookback_ns = static_cast<std::int64_t>(options_.lookback_ms) * 1'000'000;
     eval.max_series = options_.max_series;
     eval.max_samples = options_.max_points;
+    eval.fanout = fanout_;
     return eval;
   }
 
@@ -743,6 +794,21 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     // whole answer.
     std::int64_t start_ns, end_ns;
     if (!CatalogWindow(params, &start_ns, &end_ns, reply)) return;
+    if (fanout_ != nullptr) {
+      std::vector<promql::Labels> series;
+      std::string warnings;
+      if (!ClusterSeries(selectors, start_ns, end_ns, &series, &warnings, reply)) return;
+      std::string body = "{\"status\":\"success\",\"data\":[";
+      for (std::size_t i = 0; i < series.size(); ++i) {
+        if (i != 0) body.push_back(',');
+        AppendMetricJson(series[i], &body);
+      }
+      body += "]";
+      body += warnings;
+      body += "}\n";
+      SetReply(reply, http::status::ok, "application/json", std::move(body));
+      return;
+    }
     auto ids = std::make_shared<std::vector<SeriesId>>();
     if (!MatchAllIds(selectors, ids.get(), reply)) return;
     if (!KeepInWindow(ids.get(), start_ns, end_ns, reply)) return;
@@ -774,17 +840,21 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     };
   }
 
+  // `warnings`: the answer's "warnings" member, or empty.
   template <typename Text>
-  static void StringListReply(HttpReply& reply, const std::vector<Text>& items) {
+  static void StringListReply(HttpReply& reply, const std::vector<Text>& items,
+                              std::string_view warnings = {}) {
     std::string body = "{\"status\":\"success\",\"data\":[";
-    std::size_t bytes = 64;
+    std::size_t bytes = 64 + warnings.size();
     for (const Text& item : items) bytes += item.size() + 3;
     body.reserve(bytes);
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (i != 0) body.push_back(',');
       AppendJsonString(items[i], &body);
     }
-    body += "]}\n";
+    body += "]";
+    body += warnings;
+    body += "}\n";
     SetReply(reply, http::status::ok, "application/json", std::move(body));
   }
 
@@ -793,6 +863,19 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     const std::vector<std::string> selectors = params.All("match[]");
     std::int64_t start_ns, end_ns;
     if (!CatalogWindow(params, &start_ns, &end_ns, reply)) return;
+    if (fanout_ != nullptr) {
+      std::vector<promql::Labels> series;
+      std::string warnings;
+      if (!ClusterSeries(selectors, start_ns, end_ns, &series, &warnings, reply)) return;
+      std::vector<std::string> names;
+      for (const promql::Labels& labels : series) {
+        for (const auto& label : labels) names.push_back(label.first);
+      }
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
+      StringListReply(reply, names, warnings);
+      return;
+    }
     const bool all_time = start_ns == kMinTs && end_ns == kMaxTs;
     if (selectors.empty() && all_time) {
       StringListReply(reply, catalog_.LabelNames());
@@ -826,6 +909,21 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     const std::vector<std::string> selectors = params.All("match[]");
     std::int64_t start_ns, end_ns;
     if (!CatalogWindow(params, &start_ns, &end_ns, reply)) return;
+    if (fanout_ != nullptr) {
+      std::vector<promql::Labels> series;
+      std::string warnings;
+      if (!ClusterSeries(selectors, start_ns, end_ns, &series, &warnings, reply)) return;
+      std::vector<std::string> values;
+      for (const promql::Labels& labels : series) {
+        for (const auto& [k, v] : labels) {
+          if (k == name && !v.empty()) values.push_back(v);
+        }
+      }
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      StringListReply(reply, values, warnings);
+      return;
+    }
     const bool all_time = start_ns == kMinTs && end_ns == kMaxTs;
     if (selectors.empty() && all_time) {
       StringListReply(reply, catalog_.LabelValues(name));
@@ -929,6 +1027,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
   friend class InFlight;
   Storage& storage_;
   const QueryOptions options_;
+  promql::SeriesFanout* const fanout_;  // null: this node's data only
   SeriesCatalog catalog_;
   const std::string storage_retention_;  // Go duration text, "0s" when kept forever
   std::atomic<std::uint32_t> in_flight_{0};
@@ -957,9 +1056,10 @@ void BuildInfo(const HttpRequest&, HttpReply& reply) {
 
 }  // namespace
 
-void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOptions& options) {
+void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOptions& options,
+                         promql::SeriesFanout* fanout) {
   (void)ProcessStart();  // the start time reported by /api/v1/status/runtimeinfo
-  auto api = std::make_shared<QueryApi>(storage, options);
+  auto api = std::make_shared<QueryApi>(storage, options, fanout);
   QueryCounters();
   router.Add(http::verb::get, "/api/v1/export", api->Limited(Endpoint::kExport, &QueryApi::Export));
   router.Add(http::verb::post, "/api/v1/export",

@@ -18,7 +18,15 @@
 // is 400 bad_data naming the parameter, a limit (query.max_points, query.max_series) is 422
 // execution, more than query.max_concurrent queries in flight is 503 unavailable.
 //
-// Thread safety: the registered handlers may run concurrently. `storage` must outlive the router.
+// With a `fanout` (cluster mode, query/series_fanout.h), query, query_range, series, labels and
+// label values answer over the whole cluster: PromQL selectors and match[] selectors take their
+// series from it, and its warnings (a node that did not answer) join the answer's "warnings".
+// Labels and label values then come from the matching series' label sets, also without match[]
+// (every series: each node answers up to its query.max_series). Export, remote read and the
+// TSDB status stay local.
+//
+// Thread safety: the registered handlers may run concurrently. `storage` and `fanout` must
+// outlive the router.
 #pragma once
 
 #include "chunk/storage.h"
@@ -27,6 +35,11 @@
 
 namespace ingot {
 
-void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOptions& options);
+namespace promql {
+class SeriesFanout;
+}  // namespace promql
+
+void RegisterQueryRoutes(HttpRouter& router, Storage& storage, const QueryOptions& options,
+                         promql::SeriesFanout* fanout = nullptr);
 
 }  // namespace ingot

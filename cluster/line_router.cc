@@ -1,0 +1,210 @@
+#include "cluster/line_router.h"
+
+#include <charconv>
+#include <chrono>
+#include <random>
+#include <string_view>
+#include <unordered_map>
+
+#include <xxhash.h>
+
+#include "cluster/batch_format.h"
+#include "cluster/partition.h"
+#include "config/logging.h"
+#include "config/metrics.h"
+
+namespace ingot::cluster {
+namespace {
+
+// Writers kept between requests: as many as requests usually run at once.
+constexpr std::size_t kPooledWriters = 16;
+// A connection's cache of line prefix -> partition; cleared when it grows past this many.
+constexpr std::size_t kMaxCachedPrefixes = 1 << 16;
+// A long-lived connection waits for the log every this many messages, so that a failure is
+// retried and reported while the connection lives, and memory stays bounded.
+constexpr std::uint64_t kMessagesPerFlush = 64;
+
+struct RouterMetrics {
+  Counter* messages;
+  Counter* bytes;
+  Counter* failures;
+  Histogram* flush_seconds;
+};
+
+RouterMetrics& Metrics() {
+  static RouterMetrics m = [] {
+    auto& r = MetricsRegistry::Default();
+    RouterMetrics out{};
+    out.messages = &r.AddCounter("ingot_cluster_published_messages_total",
+                                 "Messages this node published to the cluster's log.");
+    out.bytes = &r.AddCounter("ingot_cluster_published_bytes_total",
+                              "Bytes of the messages this node published to the log.");
+    out.failures = &r.AddCounter(
+        "ingot_cluster_publish_failures_total",
+        "Waits for the log that failed: the writer was answered 503 (or, over TCP, the "
+        "points were counted as rejected).");
+    out.flush_seconds = &r.AddHistogram(
+        "ingot_cluster_publish_seconds",
+        "Time from a request's last message to the log's acknowledgement of all its messages.",
+        ExponentialBuckets(0.0001, 2, 16));
+    return out;
+  }();
+  return m;
+}
+
+std::string IncarnationHex() {
+  std::random_device rd;
+  const std::uint64_t v = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
+                          static_cast<std::uint64_t>(
+                              std::chrono::steady_clock::now().time_since_epoch().count());
+  char buf[17];
+  auto [end, ec] = std::to_chars(buf, buf + 16, v, 16);
+  (void)ec;
+  return std::string(buf, end);
+}
+
+struct PrefixHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return XXH3_64bits(s.data(), s.size()); }
+};
+
+}  // namespace
+
+class PartitionRouter final : public ingest::LineRouter {
+ public:
+  PartitionRouter(LineRouting& routing, ingest::Precision precision)
+      : routing_(routing),
+        precision_(precision),
+        unit_ns_(ingest::PrecisionNanos(precision)),
+        writer_(routing.TakeWriter()),
+        buffers_(routing.options_.partitions) {}
+
+  ~PartitionRouter() override {
+    if (writer_ != nullptr && unflushed_ == 0) routing_.GiveBack(std::move(writer_));
+  }
+
+  void Route(const ingest::ParsedLine& line, std::string_view raw) override {
+    PartitionId p;
+    auto it = partitions_.find(line.series_prefix);
+    if (it != partitions_.end()) {
+      p = it->second;
+    } else {
+      LineIdentity(line, &tags_scratch_, &identity_);
+      p = PartitionOfIdentity(identity_, routing_.options_.partitions);
+      if (partitions_.size() >= kMaxCachedPrefixes) partitions_.clear();
+      partitions_.emplace(std::string(line.series_prefix), p);
+    }
+    std::string& buffer = buffers_[p];
+    if (buffer.empty()) buffer.resize(kBatchHeaderBytes);
+    if (line.has_timestamp) {
+      buffer.append(raw);
+    } else {
+      // Every owner must store the same point: the time is fixed here, in the line's unit.
+      while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t' || raw.back() == '\r')) {
+        raw.remove_suffix(1);
+      }
+      buffer.append(raw).push_back(' ');
+      char digits[24];
+      auto [end, ec] = std::to_chars(digits, digits + sizeof digits, line.ts_ns / unit_ns_);
+      (void)ec;
+      buffer.append(digits, end);
+    }
+    buffer.push_back('\n');
+    if (buffer.size() >= routing_.options_.batch_max_bytes) Publish(p);
+  }
+
+  void Send() override {
+    for (PartitionId p = 0; p < buffers_.size(); ++p) {
+      if (!buffers_[p].empty()) Publish(p);
+    }
+    if (unflushed_ >= kMessagesPerFlush) {
+      const Status st = Flush();
+      if (!st.ok()) failed_ = st;
+    }
+  }
+
+  Status Finish() override {
+    Send();
+    Status st = Flush();
+    if (st.ok() && !failed_.ok()) st = failed_;
+    failed_ = Status::OK();
+    return st;
+  }
+
+ private:
+  void Publish(PartitionId p) {
+    std::string& buffer = buffers_[p];
+    WriteBatchHeader(BatchHeader{kBatchKindLineProtocol, static_cast<std::uint8_t>(precision_),
+                                 routing_.clock_.NowNs()},
+                     &buffer);
+    routing_.NextDedupId(&id_);
+    writer_->Publish(p, id_, buffer);
+    Metrics().messages->Add();
+    Metrics().bytes->Add(buffer.size());
+    buffer.clear();
+    ++unflushed_;
+  }
+
+  Status Flush() {
+    if (unflushed_ == 0) return Status::OK();
+    const auto started = std::chrono::steady_clock::now();
+    Status st = writer_->Flush(static_cast<int>(routing_.options_.publish_timeout_ms));
+    Metrics().flush_seconds->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    unflushed_ = 0;
+    if (!st.ok()) Metrics().failures->Add();
+    return st;
+  }
+
+  LineRouting& routing_;
+  const ingest::Precision precision_;
+  const std::int64_t unit_ns_;
+  std::unique_ptr<LogWriter> writer_;
+  std::vector<std::string> buffers_;  // per partition: header space, then lines
+  std::unordered_map<std::string, PartitionId, PrefixHash, std::equal_to<>> partitions_;
+  std::vector<std::pair<std::string, std::string>> tags_scratch_;
+  std::string identity_;
+  std::string id_;
+  std::uint64_t unflushed_ = 0;  // messages published since the last Flush
+  Status failed_;                // a Flush of Send() that failed, reported by Finish
+};
+
+LineRouting::LineRouting(Log& log, const ClusterOptions& options, const Clock& clock)
+    : log_(log),
+      options_(options),
+      clock_(clock),
+      id_prefix_(options.node_id + "." + IncarnationHex() + ".") {}
+
+LineRouting::~LineRouting() = default;
+
+std::unique_ptr<ingest::LineRouter> LineRouting::NewRouter(ingest::Precision precision) {
+  return std::make_unique<PartitionRouter>(*this, precision);
+}
+
+std::unique_ptr<LogWriter> LineRouting::TakeWriter() {
+  {
+    MutexLock lock(mu_);
+    if (!writers_.empty()) {
+      auto writer = std::move(writers_.back());
+      writers_.pop_back();
+      return writer;
+    }
+  }
+  return log_.NewWriter();
+}
+
+void LineRouting::GiveBack(std::unique_ptr<LogWriter> writer) {
+  MutexLock lock(mu_);
+  if (writers_.size() < kPooledWriters) writers_.push_back(std::move(writer));
+}
+
+void LineRouting::NextDedupId(std::string* out) {
+  const std::uint64_t n = next_message_.fetch_add(1, std::memory_order_relaxed);
+  out->assign(id_prefix_);
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, n);
+  (void)ec;
+  out->append(digits, end);
+}
+
+}  // namespace ingot::cluster
