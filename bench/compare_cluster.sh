@@ -8,17 +8,20 @@
 # (acknowledged: in storage for direct, in the log for the cluster), values/s until every value is
 # queryable, and the CPU seconds of ingotd and of the nats-servers.
 #
-# Run it through `./dev compare-cluster [--points N] [--connections C]`, which installs
+# Run it through `./dev compare-cluster [--points N] [--connections C] [--partitions P]`
+# (defaults 4,000,000, 4 and 8: the node's partitions of the log), which installs
 # nats-server and jq and builds ingotd and ingot-bench (Release) first.
 set -euo pipefail
 
 POINTS=4000000
 CONNECTIONS=4
+PARTITIONS=8
 while (($# > 0)); do
   case "$1" in
     --points) POINTS=${2:?--points needs a number}; shift 2 ;;
     --connections) CONNECTIONS=${2:?--connections needs a number}; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+    --partitions) PARTITIONS=${2:?--partitions needs a number}; shift 2 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "compare_cluster.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -120,7 +123,7 @@ run() {
 }
 
 CLUSTER=(--set cluster.name=bench --set cluster.node_id=n1 --set cluster.replication=1
-  --set cluster.partitions=16)
+  --set "cluster.partitions=$PARTITIONS")
 run direct
 start_nats 1
 run R1 "${CLUSTER[@]}" --set "cluster.nats_urls=$NATS_URLS" --set cluster.stream_replicas=1

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <zstd.h>
+
 #include "cluster/batch_format.h"
 #include "config/logging.h"
 #include "config/metrics.h"
@@ -40,6 +42,25 @@ ApplierMetrics& Metrics() {
     return out;
   }();
   return m;
+}
+
+// The lines of a message whose body is a zstd frame, into `*out`. Corruption when the frame does
+// not declare its size, declares more than kMaxBatchBodyBytes, or does not decode to it.
+Status Decompress(ZSTD_DCtx* dctx, std::string_view frame, std::string* out) {
+  const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN ||
+      size > kMaxBatchBodyBytes) {
+    return Status::Corruption("log message body is not a zstd frame of at most " +
+                              std::to_string(kMaxBatchBodyBytes) + " bytes");
+  }
+  out->resize(static_cast<std::size_t>(size));
+  const std::size_t n = ZSTD_decompressDCtx(dctx, out->data(), out->size(), frame.data(),
+                                            frame.size());
+  if (ZSTD_isError(n) || n != size) {
+    return Status::Corruption(std::string("log message body does not decompress: ") +
+                              (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short"));
+  }
+  return Status::OK();
 }
 
 }  // namespace
@@ -113,6 +134,8 @@ void Applier::Consume(Partition* partition) {
   std::unique_ptr<ingest::SeriesCache> cache = ingest::LineIngester::NewCache();
   std::unique_ptr<LogReader> reader;
   std::vector<LogMessage> messages;
+  std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> zstd(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  std::string lines;
   auto pause = [&] {
     const auto until = std::chrono::steady_clock::now() + kRetryPause;
     while (partition->run && std::chrono::steady_clock::now() < until) {
@@ -160,6 +183,10 @@ void Applier::Consume(Partition* partition) {
       BatchHeader header;
       std::string_view body;
       st = ReadBatch(m.payload, &header, &body);
+      if (st.ok() && (header.flags & kBatchFlagZstd) != 0) {
+        st = Decompress(zstd.get(), body, &lines);
+        body = lines;
+      }
       if (!st.ok()) {
         // Every owner skips it alike.
         Metrics().corrupt->Add();

@@ -5,7 +5,8 @@
 //   0  magic "IGB1"
 //   4  u8 kind           1 = line protocol
 //   5  u8 precision      ingest::Precision of the lines' timestamps (0 ns, 1 us, 2 ms, 3 s, ...)
-//   6  u16 reserved      0
+//   6  u8 flags          bit 0: the body is one zstd frame (decompressed: the lines below)
+//   7  u8 reserved       0
 //   8  i64 accept_ts_ns  the accepting node's clock when the message was sealed (little-endian)
 //  16  body: lines, each ending with '\n', each with a timestamp (the accepting node adds its
 //      own time to a line written without one, so that every owner stores the same point)
@@ -24,10 +25,15 @@ inline constexpr char kBatchMagic[4] = {'I', 'G', 'B', '1'};
 inline constexpr std::size_t kBatchHeaderBytes = 16;
 inline constexpr std::uint8_t kBatchKindLineProtocol = 1;  // persisted: never renumber
 inline constexpr std::uint8_t kMaxPrecision = 5;           // ingest::Precision::kHours
+inline constexpr std::uint8_t kBatchFlagZstd = 1;          // persisted
+// A decompressed body larger than this is refused as corrupt (batches are cut at 512 KiB of
+// lines, cluster.batch_max_bytes).
+inline constexpr std::size_t kMaxBatchBodyBytes = 4 << 20;
 
 struct BatchHeader {
   std::uint8_t kind = kBatchKindLineProtocol;
   std::uint8_t precision = 0;
+  std::uint8_t flags = 0;
   std::int64_t accept_ts_ns = 0;
 };
 
@@ -37,7 +43,8 @@ inline void WriteBatchHeader(const BatchHeader& header, std::string* message) {
   std::memcpy(p, kBatchMagic, 4);
   p[4] = static_cast<char>(header.kind);
   p[5] = static_cast<char>(header.precision);
-  p[6] = p[7] = 0;
+  p[6] = static_cast<char>(header.flags);
+  p[7] = 0;
   for (int i = 0; i < 8; ++i) {
     p[8 + i] = static_cast<char>(static_cast<std::uint64_t>(header.accept_ts_ns) >> (8 * i));
   }
@@ -57,9 +64,12 @@ inline Status ReadBatch(std::string_view message, BatchHeader* header, std::stri
   if (header->kind != kBatchKindLineProtocol) {
     return Status::Corruption("log message of unknown kind " + std::to_string(header->kind));
   }
-  if (header->precision > kMaxPrecision || message[6] != 0 || message[7] != 0) {
+  header->flags = static_cast<std::uint8_t>(message[6]);
+  if (header->precision > kMaxPrecision || (header->flags & ~kBatchFlagZstd) != 0 ||
+      message[7] != 0) {
     return Status::Corruption("log message with precision " + std::to_string(header->precision) +
-                              " or reserved bytes set");
+                              ", flags " + std::to_string(header->flags) +
+                              " or its reserved byte set");
   }
   std::uint64_t ts = 0;
   for (int i = 0; i < 8; ++i) {

@@ -1,12 +1,14 @@
 #include "cluster/line_router.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <chrono>
 #include <random>
 #include <string_view>
 #include <unordered_map>
 
 #include <xxhash.h>
+#include <zstd.h>
 
 #include "cluster/batch_format.h"
 #include "cluster/partition.h"
@@ -16,8 +18,12 @@
 namespace ingot::cluster {
 namespace {
 
-// Writers kept between requests: as many as requests usually run at once.
-constexpr std::size_t kPooledWriters = 16;
+// Router states (a writer, buffers, caches) kept between requests: as many as requests usually
+// run at once.
+constexpr std::size_t kPooledStates = 16;
+// zstd's fastest levels: line protocol shrinks 5-8x, which the log's servers then store, copy to
+// replicas and send to owners; compressing costs less CPU than those copies save.
+constexpr int kZstdLevel = 1;
 // A connection's cache of line prefix -> partition; cleared when it grows past this many.
 constexpr std::size_t kMaxCachedPrefixes = 1 << 16;
 // A long-lived connection waits for the log every this many messages, so that a failure is
@@ -70,31 +76,42 @@ struct PrefixHash {
 
 }  // namespace
 
+// What a router owns beyond one request, handed back to LineRouting when it ends so that the
+// next request starts with its buffers grown, its series prefixes known and its writer's
+// connection state set up.
+struct LineRouting::RouterState {
+  std::unique_ptr<LogWriter> writer;
+  std::vector<std::string> buffers;  // per partition: header space, then lines
+  std::unordered_map<std::string, PartitionId, PrefixHash, std::equal_to<>> partitions;
+  std::string message;  // a compressed message
+  std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> zstd{ZSTD_createCCtx(), ZSTD_freeCCtx};
+};
+
 class PartitionRouter final : public ingest::LineRouter {
  public:
   PartitionRouter(LineRouting& routing, ingest::Precision precision)
       : routing_(routing),
         precision_(precision),
         unit_ns_(ingest::PrecisionNanos(precision)),
-        writer_(routing.TakeWriter()),
-        buffers_(routing.options_.partitions) {}
+        state_(routing.TakeState()) {}
 
   ~PartitionRouter() override {
-    if (writer_ != nullptr && unflushed_ == 0) routing_.GiveBack(std::move(writer_));
+    // A state with messages not waited for keeps its writer's failures to itself.
+    if (unflushed_ == 0) routing_.GiveBack(std::move(state_));
   }
 
   void Route(const ingest::ParsedLine& line, std::string_view raw) override {
     PartitionId p;
-    auto it = partitions_.find(line.series_prefix);
-    if (it != partitions_.end()) {
+    auto it = state_->partitions.find(line.series_prefix);
+    if (it != state_->partitions.end()) {
       p = it->second;
     } else {
       LineIdentity(line, &tags_scratch_, &identity_);
       p = PartitionOfIdentity(identity_, routing_.options_.partitions);
-      if (partitions_.size() >= kMaxCachedPrefixes) partitions_.clear();
-      partitions_.emplace(std::string(line.series_prefix), p);
+      if (state_->partitions.size() >= kMaxCachedPrefixes) state_->partitions.clear();
+      state_->partitions.emplace(std::string(line.series_prefix), p);
     }
-    std::string& buffer = buffers_[p];
+    std::string& buffer = state_->buffers[p];
     if (buffer.empty()) buffer.resize(kBatchHeaderBytes);
     if (line.has_timestamp) {
       buffer.append(raw);
@@ -114,8 +131,8 @@ class PartitionRouter final : public ingest::LineRouter {
   }
 
   void Send() override {
-    for (PartitionId p = 0; p < buffers_.size(); ++p) {
-      if (!buffers_[p].empty()) Publish(p);
+    for (PartitionId p = 0; p < state_->buffers.size(); ++p) {
+      if (!state_->buffers[p].empty()) Publish(p);
     }
     if (unflushed_ >= kMessagesPerFlush) {
       const Status st = Flush();
@@ -133,14 +150,30 @@ class PartitionRouter final : public ingest::LineRouter {
 
  private:
   void Publish(PartitionId p) {
-    std::string& buffer = buffers_[p];
-    WriteBatchHeader(BatchHeader{kBatchKindLineProtocol, static_cast<std::uint8_t>(precision_),
-                                 routing_.clock_.NowNs()},
-                     &buffer);
+    std::string& buffer = state_->buffers[p];
+    BatchHeader header{kBatchKindLineProtocol, static_cast<std::uint8_t>(precision_), 0,
+                       routing_.clock_.NowNs()};
+    std::string_view message = buffer;
+    if (routing_.compress_) {
+      std::string& out = state_->message;
+      const std::size_t lines = buffer.size() - kBatchHeaderBytes;
+      out.resize(kBatchHeaderBytes + ZSTD_compressBound(lines));
+      const std::size_t n =
+          ZSTD_compressCCtx(state_->zstd.get(), out.data() + kBatchHeaderBytes,
+                            out.size() - kBatchHeaderBytes, buffer.data() + kBatchHeaderBytes,
+                            lines, kZstdLevel);
+      if (!ZSTD_isError(n)) {
+        out.resize(kBatchHeaderBytes + n);
+        header.flags = kBatchFlagZstd;
+        WriteBatchHeader(header, &out);
+        message = out;
+      }
+    }
+    if (header.flags == 0) WriteBatchHeader(header, &buffer);
     routing_.NextDedupId(&id_);
-    writer_->Publish(p, id_, buffer);
+    state_->writer->Publish(p, id_, message);
     Metrics().messages->Add();
-    Metrics().bytes->Add(buffer.size());
+    Metrics().bytes->Add(message.size());
     buffer.clear();
     ++unflushed_;
   }
@@ -148,7 +181,7 @@ class PartitionRouter final : public ingest::LineRouter {
   Status Flush() {
     if (unflushed_ == 0) return Status::OK();
     const auto started = std::chrono::steady_clock::now();
-    Status st = writer_->Flush(static_cast<int>(routing_.options_.publish_timeout_ms));
+    Status st = state_->writer->Flush(static_cast<int>(routing_.options_.publish_timeout_ms));
     Metrics().flush_seconds->Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     unflushed_ = 0;
@@ -159,9 +192,7 @@ class PartitionRouter final : public ingest::LineRouter {
   LineRouting& routing_;
   const ingest::Precision precision_;
   const std::int64_t unit_ns_;
-  std::unique_ptr<LogWriter> writer_;
-  std::vector<std::string> buffers_;  // per partition: header space, then lines
-  std::unordered_map<std::string, PartitionId, PrefixHash, std::equal_to<>> partitions_;
+  std::unique_ptr<LineRouting::RouterState> state_;
   std::vector<std::pair<std::string, std::string>> tags_scratch_;
   std::string identity_;
   std::string id_;
@@ -173,7 +204,8 @@ LineRouting::LineRouting(Log& log, const ClusterOptions& options, const Clock& c
     : log_(log),
       options_(options),
       clock_(clock),
-      id_prefix_(options.node_id + "." + IncarnationHex() + ".") {}
+      id_prefix_(options.node_id + "." + IncarnationHex() + "."),
+      compress_(std::getenv("INGOT_LOG_RAW") == nullptr) {}
 
 LineRouting::~LineRouting() = default;
 
@@ -181,21 +213,24 @@ std::unique_ptr<ingest::LineRouter> LineRouting::NewRouter(ingest::Precision pre
   return std::make_unique<PartitionRouter>(*this, precision);
 }
 
-std::unique_ptr<LogWriter> LineRouting::TakeWriter() {
+std::unique_ptr<LineRouting::RouterState> LineRouting::TakeState() {
   {
     MutexLock lock(mu_);
-    if (!writers_.empty()) {
-      auto writer = std::move(writers_.back());
-      writers_.pop_back();
-      return writer;
+    if (!states_.empty()) {
+      auto state = std::move(states_.back());
+      states_.pop_back();
+      return state;
     }
   }
-  return log_.NewWriter();
+  auto state = std::make_unique<RouterState>();
+  state->writer = log_.NewWriter();
+  state->buffers.resize(options_.partitions);
+  return state;
 }
 
-void LineRouting::GiveBack(std::unique_ptr<LogWriter> writer) {
+void LineRouting::GiveBack(std::unique_ptr<RouterState> state) {
   MutexLock lock(mu_);
-  if (writers_.size() < kPooledWriters) writers_.push_back(std::move(writer));
+  if (states_.size() < kPooledStates) states_.push_back(std::move(state));
 }
 
 void LineRouting::NextDedupId(std::string* out) {

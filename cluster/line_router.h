@@ -36,8 +36,9 @@ class LineRouting {
 
  private:
   friend class PartitionRouter;
-  std::unique_ptr<LogWriter> TakeWriter();
-  void GiveBack(std::unique_ptr<LogWriter> writer);
+  struct RouterState;
+  std::unique_ptr<RouterState> TakeState();
+  void GiveBack(std::unique_ptr<RouterState> state);
   // The next message's dedup id into `*out`.
   void NextDedupId(std::string* out);
 
@@ -45,9 +46,10 @@ class LineRouting {
   const ClusterOptions options_;
   const Clock& clock_;
   const std::string id_prefix_;  // "<node>.<incarnation>."
+  const bool compress_;
   std::atomic<std::uint64_t> next_message_{1};
   Mutex mu_;
-  std::vector<std::unique_ptr<LogWriter>> writers_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<RouterState>> states_ GUARDED_BY(mu_);
 };
 
 }  // namespace ingot::cluster
