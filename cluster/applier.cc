@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include <snappy.h>
 #include <zstd.h>
 
 #include "cluster/batch_format.h"
@@ -66,13 +67,15 @@ Status Decompress(ZSTD_DCtx* dctx, std::string_view frame, std::string* out) {
 }  // namespace
 
 Applier::Applier(Log& log, Positions& positions, ingest::ShardSet& shards, SeriesIndex& index,
-                 const Clock& clock, const IngestOptions& options)
+                 const Clock& clock, const IngestOptions& options,
+                 const ingest::RemoteWriteHandler& remote_write)
     : log_(log),
       positions_(positions),
       shards_(shards),
       index_(index),
       clock_(clock),
-      options_(options) {}
+      options_(options),
+      remote_write_(remote_write) {}
 
 Applier::~Applier() { Stop(); }
 
@@ -136,6 +139,7 @@ void Applier::Consume(Partition* partition) {
   std::vector<LogMessage> messages;
   std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> zstd(ZSTD_createDCtx(), ZSTD_freeDCtx);
   std::string lines;
+  std::string snappy_body;
   auto pause = [&] {
     const auto until = std::chrono::steady_clock::now() + kRetryPause;
     while (partition->run && std::chrono::steady_clock::now() < until) {
@@ -175,6 +179,7 @@ void Applier::Consume(Partition* partition) {
       partition->pending = 0;
       continue;
     }
+    Status remote_write_error;  // a storage failure of a remote-write message
     ingest::LineIngester ingester(shards_, index_, clock_, ingest::Precision::kNanoseconds,
                                   options_.max_line_bytes, ingest::WriteProtocol::kClusterLog,
                                   context, std::move(cache));
@@ -193,10 +198,34 @@ void Applier::Consume(Partition* partition) {
         log->error("{} message {}: skipped: {}", context, m.seq, st.ToString());
         continue;
       }
+      if (header.kind == kBatchKindRemoteWrite) {
+        // The handler reads request bodies as remote-write clients send them (snappy).
+        snappy::Compress(body.data(), body.size(), &snappy_body);
+        ingest::RemoteWriteRequest request;
+        request.body = snappy_body;
+        request.content_encoding = "snappy";
+        const ingest::RemoteWriteResponse r = remote_write_.Handle(request, /*may_block=*/true);
+        if (r.status != 204) {
+          // Decided alike on every owner: the same message, the same state.
+          log->warn("{} message {}: remote-write samples refused ({}): {}", context, m.seq,
+                    r.status, r.body);
+          if (r.status >= 500) remote_write_error = Status::IOError(r.body);
+        }
+        continue;
+      }
       ingester.set_precision(static_cast<ingest::Precision>(header.precision));
       ingester.Consume(body);
     }
     ingester.Finish();
+    if (ingester.storage_status().ok() && !remote_write_error.ok()) {
+      // Read the batch again, as below.
+      Metrics().errors->Add();
+      log->error("{}: storage failed applying messages {} to {}: {}", context,
+                 messages.front().seq, messages.back().seq, remote_write_error.ToString());
+      reader.reset();
+      pause();
+      continue;
+    }
     if (!ingester.storage_status().ok()) {
       // Not applied durably: read the batch again once storage recovers.
       Metrics().errors->Add();

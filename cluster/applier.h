@@ -1,8 +1,8 @@
 // Applier: consumes the partitions this node owns from the log into local storage. Each owned
 // partition has a thread that reads the log from the partition's position + 1 and feeds the
 // messages' lines through a LineIngester, as a connection would (the same parser, series
-// resolution, shards, WAL and head buffers), then advances the position once storage made them
-// durable. Owners of a partition apply the same messages in the same order.
+// resolution, shards, WAL and head buffers; remote-write messages through the remote-write
+// handler), then advances the position once storage made them durable. Owners of a partition apply the same messages in the same order.
 //
 // A partition given up (the node is no longer among its owners) stops after the batch it is
 // applying; its data stays and keeps answering queries, and its position stays, so that taking
@@ -25,6 +25,7 @@
 #include "config/clock.h"
 #include "config/options.h"
 #include "config/thread_annotations.h"
+#include "ingest/remote_write_handler.h"
 #include "ingest/shard_set.h"
 
 namespace ingot::cluster {
@@ -38,8 +39,10 @@ struct PartitionProgress {
 
 class Applier {
  public:
+  // `remote_write` stores remote-write messages (a handler of its own: without a router).
   Applier(Log& log, Positions& positions, ingest::ShardSet& shards, SeriesIndex& index,
-          const Clock& clock, const IngestOptions& options);
+          const Clock& clock, const IngestOptions& options,
+          const ingest::RemoteWriteHandler& remote_write);
   ~Applier();
 
   // Consumes exactly the partitions in `owned` from now on (starts and stops threads).
@@ -66,6 +69,7 @@ class Applier {
   SeriesIndex& index_;
   const Clock& clock_;
   const IngestOptions options_;
+  const ingest::RemoteWriteHandler& remote_write_;
   mutable Mutex mu_;
   std::map<PartitionId, std::unique_ptr<Partition>> partitions_ GUARDED_BY(mu_);
 };

@@ -3,13 +3,15 @@
 // so every constant here is a format: never renumber.
 //
 //   0  magic "IGB1"
-//   4  u8 kind           1 = line protocol
+//   4  u8 kind           1 = line protocol, 2 = Prometheus remote write
 //   5  u8 precision      ingest::Precision of the lines' timestamps (0 ns, 1 us, 2 ms, 3 s, ...)
 //   6  u8 flags          bit 0: the body is one zstd frame (decompressed: the lines below)
 //   7  u8 reserved       0
 //   8  i64 accept_ts_ns  the accepting node's clock when the message was sealed (little-endian)
-//  16  body: lines, each ending with '\n', each with a timestamp (the accepting node adds its
-//      own time to a line written without one, so that every owner stores the same point)
+//  16  body, kind 1: lines, each ending with '\n', each with a timestamp (the accepting node adds
+//      its own time to a line written without one, so that every owner stores the same point);
+//      kind 2: a protobuf `prometheus.WriteRequest` holding only `timeseries` fields, each
+//      TimeSeries as its writer encoded it (precision 0)
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,7 @@ namespace ingot::cluster {
 inline constexpr char kBatchMagic[4] = {'I', 'G', 'B', '1'};
 inline constexpr std::size_t kBatchHeaderBytes = 16;
 inline constexpr std::uint8_t kBatchKindLineProtocol = 1;  // persisted: never renumber
+inline constexpr std::uint8_t kBatchKindRemoteWrite = 2;   // persisted: never renumber
 inline constexpr std::uint8_t kMaxPrecision = 5;           // ingest::Precision::kHours
 inline constexpr std::uint8_t kBatchFlagZstd = 1;          // persisted
 // A decompressed body larger than this is refused as corrupt (batches are cut at 512 KiB of
@@ -61,7 +64,7 @@ inline Status ReadBatch(std::string_view message, BatchHeader* header, std::stri
   }
   header->kind = static_cast<std::uint8_t>(message[4]);
   header->precision = static_cast<std::uint8_t>(message[5]);
-  if (header->kind != kBatchKindLineProtocol) {
+  if (header->kind != kBatchKindLineProtocol && header->kind != kBatchKindRemoteWrite) {
     return Status::Corruption("log message of unknown kind " + std::to_string(header->kind));
   }
   header->flags = static_cast<std::uint8_t>(message[6]);

@@ -34,8 +34,10 @@ Status ClusterNode::Open(const Options& options, Log& log, Coordination& kv, Sto
   INGOT_RETURN_IF_ERROR(log.EnsureLayout(layout));
   std::unique_ptr<ClusterNode> node(new ClusterNode(options.cluster, log, kv, clock));
   INGOT_RETURN_IF_ERROR(Positions::Open(options.storage.data_dir, &node->positions_));
+  node->remote_write_ =
+      std::make_unique<ingest::RemoteWriteHandler>(shards, storage.index(), options.ingest);
   node->applier_ = std::make_unique<Applier>(log, *node->positions_, shards, storage.index(),
-                                             clock, options.ingest);
+                                             clock, options.ingest, *node->remote_write_);
   ClusterNode* self = node.get();
   node->fanout_ = std::make_unique<ClusterFanout>(
       storage,

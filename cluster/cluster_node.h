@@ -57,6 +57,7 @@ class ClusterNode {
   Coordination& kv_;
   std::unique_ptr<Positions> positions_;
   std::unique_ptr<LineRouting> routing_;
+  std::unique_ptr<ingest::RemoteWriteHandler> remote_write_;  // applies remote-write messages
   std::unique_ptr<Applier> applier_;
   std::unique_ptr<Membership> membership_;
   std::unique_ptr<ClusterFanout> fanout_;

@@ -1,7 +1,6 @@
 #include "cluster/line_router.h"
 
 #include <charconv>
-#include <cstdlib>
 #include <chrono>
 #include <random>
 #include <string_view>
@@ -87,10 +86,11 @@ struct LineRouting::RouterState {
   std::unique_ptr<ZSTD_CCtx, std::size_t (*)(ZSTD_CCtx*)> zstd{ZSTD_createCCtx(), ZSTD_freeCCtx};
 };
 
-class PartitionRouter final : public ingest::LineRouter {
+class PartitionRouter final : public ingest::LineRouter, public ingest::SeriesRouter {
  public:
-  PartitionRouter(LineRouting& routing, ingest::Precision precision)
+  PartitionRouter(LineRouting& routing, std::uint8_t kind, ingest::Precision precision)
       : routing_(routing),
+        kind_(kind),
         precision_(precision),
         unit_ns_(ingest::PrecisionNanos(precision)),
         state_(routing.TakeState()) {}
@@ -130,6 +130,28 @@ class PartitionRouter final : public ingest::LineRouter {
     if (buffer.size() >= routing_.options_.batch_max_bytes) Publish(p);
   }
 
+  void RouteSeries(std::string_view message, std::string_view metric_name,
+                   std::span<const TagView> labels) override {
+    identity_.assign(metric_name).push_back('\0');
+    for (const auto& [key, value] : labels) {
+      identity_.append(key).push_back('\0');
+      identity_.append(value).push_back('\0');
+    }
+    const PartitionId p = PartitionOfIdentity(identity_, routing_.options_.partitions);
+    std::string& buffer = state_->buffers[p];
+    if (buffer.empty()) buffer.resize(kBatchHeaderBytes);
+    // A WriteRequest's `timeseries` field (1, length-delimited) around the series as sent.
+    buffer.push_back('\x0a');
+    std::uint64_t n = message.size();
+    while (n >= 0x80) {
+      buffer.push_back(static_cast<char>(0x80 | (n & 0x7f)));
+      n >>= 7;
+    }
+    buffer.push_back(static_cast<char>(n));
+    buffer.append(message);
+    if (buffer.size() >= routing_.options_.batch_max_bytes) Publish(p);
+  }
+
   void Send() override {
     for (PartitionId p = 0; p < state_->buffers.size(); ++p) {
       if (!state_->buffers[p].empty()) Publish(p);
@@ -151,8 +173,7 @@ class PartitionRouter final : public ingest::LineRouter {
  private:
   void Publish(PartitionId p) {
     std::string& buffer = state_->buffers[p];
-    BatchHeader header{kBatchKindLineProtocol, static_cast<std::uint8_t>(precision_), 0,
-                       routing_.clock_.NowNs()};
+    BatchHeader header{kind_, static_cast<std::uint8_t>(precision_), 0, routing_.clock_.NowNs()};
     std::string_view message = buffer;
     if (routing_.compress_) {
       std::string& out = state_->message;
@@ -190,6 +211,7 @@ class PartitionRouter final : public ingest::LineRouter {
   }
 
   LineRouting& routing_;
+  const std::uint8_t kind_;
   const ingest::Precision precision_;
   const std::int64_t unit_ns_;
   std::unique_ptr<LineRouting::RouterState> state_;
@@ -205,12 +227,17 @@ LineRouting::LineRouting(Log& log, const ClusterOptions& options, const Clock& c
       options_(options),
       clock_(clock),
       id_prefix_(options.node_id + "." + IncarnationHex() + "."),
-      compress_(std::getenv("INGOT_LOG_RAW") == nullptr) {}
+      compress_(options.compress_log) {}
 
 LineRouting::~LineRouting() = default;
 
 std::unique_ptr<ingest::LineRouter> LineRouting::NewRouter(ingest::Precision precision) {
-  return std::make_unique<PartitionRouter>(*this, precision);
+  return std::make_unique<PartitionRouter>(*this, kBatchKindLineProtocol, precision);
+}
+
+std::unique_ptr<ingest::SeriesRouter> LineRouting::NewSeriesRouter() {
+  return std::make_unique<PartitionRouter>(*this, kBatchKindRemoteWrite,
+                                           ingest::Precision::kNanoseconds);
 }
 
 std::unique_ptr<LineRouting::RouterState> LineRouting::TakeState() {

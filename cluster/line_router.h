@@ -1,6 +1,6 @@
-// LineRouting: a cluster node's write path. Every good line a connection or request parses goes
-// to its series' partition of the log instead of the local shards: lines are appended to one
-// message per partition (with the accepting node's time added to lines without one), a message
+// LineRouting: a cluster node's write path. Every good line a connection or request parses (and
+// every series of a remote-write request) goes to its series' partition of the log instead of
+// the local shards: lines are appended to one message per partition (with the accepting node's time added to lines without one), a message
 // is published when it reaches cluster.batch_max_bytes or at the end of each read, and a request
 // is answered once the log stored all its messages (LineRouter::Finish).
 //
@@ -22,6 +22,7 @@
 #include "config/options.h"
 #include "config/thread_annotations.h"
 #include "ingest/line_ingester.h"
+#include "ingest/remote_write_handler.h"
 
 namespace ingot::cluster {
 
@@ -33,6 +34,9 @@ class LineRouting {
 
   // A router for lines of `precision`, publishing through a writer of the pool.
   std::unique_ptr<ingest::LineRouter> NewRouter(ingest::Precision precision);
+  // A router for a remote-write request's series: each goes, encoded as its writer sent it, to
+  // the partition of its label set.
+  std::unique_ptr<ingest::SeriesRouter> NewSeriesRouter();
 
  private:
   friend class PartitionRouter;

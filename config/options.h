@@ -126,6 +126,7 @@ struct ClusterOptions {
   std::uint32_t stream_replicas = 3;  // copies of the log on the NATS servers (1 or 3)
   std::int64_t stream_max_age_s = 6 * 3600;
   std::uint64_t batch_max_bytes = 256 << 10;  // a message's lines before it is published
+  bool compress_log = true;                   // zstd over each message's body
   std::uint32_t publish_timeout_ms = 10'000;  // retries of a message before the writer gets 503
   std::uint32_t lease_renew_ms = 1000;
   std::uint32_t lease_ttl_ms = 10'000;           // a lease not renewed for this long: down

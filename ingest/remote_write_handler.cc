@@ -350,7 +350,7 @@ RemoteWriteResponse& Refuse(RemoteWriteResponse& response, RemoteWriteRejection 
 RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request,
                                                bool may_block) const {
   RemoteWriteResponse response;
-  if (!may_block && request.body.size() > kInlineBodyBytes) {
+  if (!may_block && (request.body.size() > kInlineBodyBytes || router_factory_)) {
     response.rest = [this, request] { return Handle(request, /*may_block=*/true); };
     return response;
   }
@@ -388,8 +388,25 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
   if (s.counts.histograms) metrics.histograms->Add(s.counts.histograms);
   if (s.counts.metadata) metrics.metadata->Add(s.counts.metadata);
 
-  // Every series first, so that a rate-limited one stops the request before anything is stored.
   const std::span<const RemoteWriteSeries> series = s.decoder.series();
+  if (router_factory_) {
+    std::unique_ptr<SeriesRouter> router = router_factory_();
+    std::string_view name;
+    for (const RemoteWriteSeries& one : series) {
+      RemoteWriteDecoder::LabelsOf(one, &name, &s.tags);
+      router->RouteSeries(one.message, name, s.tags);
+    }
+    const Status st = router->Finish();
+    ReleaseState(std::move(state), /*keep_cache=*/true);
+    if (!st.ok()) {
+      // Nothing of the request may be stored; a retry is safe (a sample stored twice is one).
+      response.retry_after_s = 1;
+      return fail(RemoteWriteRejection::kStorage, 503,
+                  "the cluster's log did not store the samples: " + st.ToString());
+    }
+    return response;
+  }
+  // Every series first, so that a rate-limited one stops the request before anything is stored.
   s.resolved.resize(series.size());
   s.definition_pending.assign(series.size(), 0);
   for (std::size_t i = 0; i < series.size(); ++i) {

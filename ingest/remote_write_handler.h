@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,11 +75,25 @@ enum class RemoteWriteRejection : std::uint8_t {
   kLabels,               // 400
   kTimestamp,            // 400
   kNewSeriesRate,        // 429
-  kStorage,              // 500
+  kStorage,              // 500 (503: a cluster's log did not store the request)
   kPartial,              // 400 after storing the rest
 };
 inline constexpr int kRemoteWriteRejectionCount = 10;
 const char* RemoteWriteRejectionName(RemoteWriteRejection r) noexcept;
+
+// Where a decoded request's series go instead of the shards: a cluster node publishes them to
+// the partitions of its log (cluster/line_router.h). Used by one request at a time.
+class SeriesRouter {
+ public:
+  virtual ~SeriesRouter() = default;
+  // One valid series with samples: its encoded TimeSeries message (labels as sent), its metric
+  // name and its other labels sorted.
+  virtual void RouteSeries(std::string_view message, std::string_view metric_name,
+                           std::span<const TagView> labels) = 0;
+  // Waits until everything routed is stored; an error fails the request (503).
+  virtual Status Finish() = 0;
+};
+using SeriesRouterFactory = std::function<std::unique_ptr<SeriesRouter>()>;
 
 class RemoteWriteHandler {
  public:
@@ -96,6 +111,11 @@ class RemoteWriteHandler {
   // decoding takes a while, go to `rest` whole.
   static constexpr std::size_t kInlineBodyBytes = 256 << 10;
 
+  // Requests' series go to routers made by `factory` instead of the shards (set before
+  // serving); the request then runs where it may block, and what storage refuses is decided
+  // where the series are applied.
+  void set_router_factory(SeriesRouterFactory factory) { router_factory_ = std::move(factory); }
+
  private:
   struct State;
   struct PendingState;
@@ -111,6 +131,7 @@ class RemoteWriteHandler {
   ShardSet& shards_;
   SeriesIndex& index_;
   const IngestOptions options_;
+  SeriesRouterFactory router_factory_;
   mutable Mutex states_mu_;
   mutable std::vector<std::unique_ptr<State>> states_ GUARDED_BY(states_mu_);
 };

@@ -236,6 +236,8 @@ int Run(int argc, char** argv) {
     write_handler.set_router_factory([&cluster_node](ingest::Precision precision) {
       return cluster_node->routing().NewRouter(precision);
     });
+    remote_write_handler.set_router_factory(
+        [&cluster_node] { return cluster_node->routing().NewSeriesRouter(); });
   }
 
   // Set when shutdown starts: long-running handlers (a CPU profile) end early.

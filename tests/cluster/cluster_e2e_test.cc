@@ -1,8 +1,8 @@
 // A cluster end to end, on loopback only, everything started and stopped here: three nats-server
 // processes in one JetStream cluster and the real ingotd binary as cluster nodes (8 partitions,
 // each on 2 nodes, the log replicated on the 3 servers, leases renewed every 200 ms and expiring
-// after 2 s). One writer sends numbered points to node A over HTTP /write (acknowledged with 204)
-// and over TCP, and the test checks, through other nodes, that every acknowledged point is stored
+// after 2 s). One writer sends numbered points to node A over HTTP /write (acknowledged with 204),
+// over TCP and over Prometheus remote write, and the test checks, through other nodes, that every acknowledged point is stored
 // exactly once (an instant query of `cl_v[1h]` returns the raw points of every series) while:
 //   1. node B is killed with SIGKILL mid-stream;
 //   2. B, down past the grace (its partitions moved to A and C), restarts: it takes its
@@ -29,6 +29,7 @@
 #include "config/url_encoding.h"
 #include "tests/cluster/nats_process.h"
 #include "tests/e2e/node_process.h"
+#include "tests/ingest/remote_write_test_util.h"
 #include "tests/support/temp_dir.h"
 
 namespace ingot::testing {
@@ -153,10 +154,41 @@ bool WriteHttp(Node& node, int n, Ledger* ledger) {
   return false;
 }
 
-// The raw points of every `cl_v` series as seen through `node`; empty on error. `*warnings` gets
-// the answer's warnings.
-std::map<int, std::set<int>> ReadAll(Node& node, std::string* warnings = nullptr) {
-  const std::string target = "/api/v1/query?query=" + UrlEncode("cl_v[1h]") +
+// Point n of every `rw_up` series over Prometheus remote write (timestamps in ms), retried as
+// WriteHttp does.
+bool WriteRemote(Node& node, int n, Ledger* ledger) {
+  prometheus::WriteRequest request;
+  for (int s = 0; s < kSeries; ++s) {
+    std::string host = std::to_string(s);
+    host.insert(host.begin(), 'h');
+    ingest::testutil::AddSeries(&request, {{"__name__", "rw_up"}, {"host", host}},
+                                {{(kBaseSeconds + n) * 1000, static_cast<double>(n)}});
+  }
+  const std::string body = ingest::testutil::Encode(request);
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
+  while (SteadyClock::now() < deadline) {
+    const HttpResult r = HttpPost(node.http(), "/api/v1/write", body, "application/x-protobuf",
+                                  {{"Content-Encoding", "snappy"},
+                                   {"X-Prometheus-Remote-Write-Version", "0.1.0"}});
+    if (r.status == 204) {
+      for (int s = 0; s < kSeries; ++s) ledger->Add(s, n);
+      return true;
+    }
+    if (r.status != 503 && r.status != 0) {
+      ADD_FAILURE() << "remote write " << n << ": " << r.status << " " << r.body;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "remote write " << n << " was not acknowledged within 30 s";
+  return false;
+}
+
+// The raw points of every `metric` series as seen through `node`; empty on error. `*warnings`
+// gets the answer's warnings.
+std::map<int, std::set<int>> ReadAll(Node& node, std::string* warnings = nullptr,
+                                     const std::string& metric = "cl_v") {
+  const std::string target = "/api/v1/query?query=" + UrlEncode(metric + "[1h]") +
                              "&time=" + std::to_string(kBaseSeconds + 3000);
   const HttpResult r = HttpGet(node.http(), target);
   std::map<int, std::set<int>> out;
@@ -222,13 +254,23 @@ TEST(ClusterE2e, NodesAndALogServerFailWithoutLosingAcknowledgedPoints) {
     }
     next = 50;
   }
-  // 1. B killed while A takes writes.
-  for (int i = 0; i < 40; ++i) ASSERT_TRUE(WriteHttp(a, next++, &ledger));
+  // 1. B killed while A takes writes (line protocol, and remote write into rw_up).
+  Ledger remote;
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(WriteRemote(a, next, &remote));
+    ASSERT_TRUE(WriteHttp(a, next++, &ledger));
+  }
   b.Kill();
-  for (int i = 0; i < 40; ++i) ASSERT_TRUE(WriteHttp(a, next++, &ledger));
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(WriteRemote(a, next, &remote));
+    ASSERT_TRUE(WriteHttp(a, next++, &ledger));
+  }
   std::map<int, std::set<int>> got;
   EXPECT_TRUE(WaitFor(20, [&] { return (got = ReadAll(c)) == ledger.Snapshot(); }))
       << Diff(ledger.Snapshot(), got);
+  EXPECT_TRUE(WaitFor(20, [&] {
+    return (got = ReadAll(c, nullptr, "rw_up")) == remote.Snapshot();
+  })) << Diff(remote.Snapshot(), got);
 
   // B stays down past the grace: its partitions move to A and C, which catch them up from the log.
   const auto killed = SteadyClock::now();
@@ -255,6 +297,7 @@ TEST(ClusterE2e, NodesAndALogServerFailWithoutLosingAcknowledgedPoints) {
   EXPECT_TRUE(WaitFor(20, [&] { return (got = ReadAll(b)) == ledger.Snapshot(); }))
       << Diff(ledger.Snapshot(), got);
   EXPECT_EQ(ReadAll(b), ReadAll(c));
+  EXPECT_EQ(ReadAll(b, nullptr, "rw_up"), remote.Snapshot());
 
   // 3. D joins; queries through C stay complete while partitions move. A 204 means "in the
   // log": a point becomes visible once an owner applied it. So every read must hold everything
