@@ -119,6 +119,10 @@ run() {
   RESULT[$name.cpu]=$(calc "%.2f" "$(cpu_seconds) - $cpu_before")
   RESULT[$name.nats_cpu]=$(calc "%.2f" "$(nats_cpu) - $nats_before")
   RESULT[$name.hwm]=$(status_mb VmHWM)
+  local bytes
+  bytes=$(curl -s "http://127.0.0.1:$http/metrics" |
+    awk '$1 == "ingot_cluster_published_bytes_total" { print $2 }')
+  RESULT[$name.log_bytes]=${bytes:-0}
   stop_server
 }
 
@@ -137,10 +141,10 @@ queryable_rate() { calc "%.0f" "$POINTS / $(r "$1.queryable_s")"; }
 echo
 echo "### $POINTS values of the cpu workload over $CONNECTIONS HTTP connections (ingot-bench ingest)"
 echo
-echo "| setup | values/s acknowledged | values/s until queryable | ingotd CPU s | nats-server CPU s | ingotd peak RSS MB | vs direct (acknowledged / queryable) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| setup | values/s acknowledged | values/s until queryable | ingotd CPU s | nats-server CPU s | ingotd peak RSS MB | log bytes/value | vs direct (acknowledged / queryable) |"
+echo "|---|---|---|---|---|---|---|---|"
 for name in direct R1 R3; do
-  echo "| $name | $(calc "%.0f" "$(r "$name.send")") | $(queryable_rate "$name") | $(r "$name.cpu") | $(r "$name.nats_cpu") | $(r "$name.hwm") | $(calc "%.2f" "$(r "$name.send") / $(r direct.send)") / $(calc "%.2f" "$(queryable_rate "$name") / $(queryable_rate direct)") |"
+  echo "| $name | $(calc "%.0f" "$(r "$name.send")") | $(queryable_rate "$name") | $(r "$name.cpu") | $(r "$name.nats_cpu") | $(r "$name.hwm") | $(calc "%.2f" "$(r "$name.log_bytes") / $POINTS") | $(calc "%.2f" "$(r "$name.send") / $(r direct.send)") / $(calc "%.2f" "$(queryable_rate "$name") / $(queryable_rate direct)") |"
 done
 for name in direct R1 R3; do
   [[ -z $(r "$name.errors") ]] || echo "$name: first error: $(r "$name.errors")"

@@ -16,6 +16,9 @@ namespace {
 // Messages read and applied together: one durability wait per batch.
 constexpr std::size_t kMessagesPerBatch = 64;
 constexpr int kReadWaitMs = 200;
+// The accepting node checked ingest.max_line_bytes before it added " <time>" to lines written
+// without a timestamp; owners allow for that much more (a space and up to 20 digits).
+constexpr std::size_t kAddedTimestampBytes = 21;
 // After a failed read or a storage error, before trying again.
 constexpr auto kRetryPause = std::chrono::milliseconds(500);
 
@@ -158,6 +161,12 @@ void Applier::Consume(Partition* partition) {
                   applied + 1, first - 1);
         applied = first - 1;
       }
+      if (st.ok() && first == 0 && last == 0 && applied > 0) {
+        // Retention emptied the partition: nothing to read until a message arrives (its
+        // sequence then shows whether messages were missed).
+        pause();
+        continue;
+      }
       if (st.ok()) st = log_.OpenReader(id, applied + 1, &reader);
       if (!st.ok()) {
         Metrics().errors->Add();
@@ -181,7 +190,8 @@ void Applier::Consume(Partition* partition) {
     }
     Status remote_write_error;  // a storage failure of a remote-write message
     ingest::LineIngester ingester(shards_, index_, clock_, ingest::Precision::kNanoseconds,
-                                  options_.max_line_bytes, ingest::WriteProtocol::kClusterLog,
+                                  options_.max_line_bytes + kAddedTimestampBytes,
+                                  ingest::WriteProtocol::kClusterLog,
                                   context, std::move(cache));
     ingester.set_log_string_fields(false);
     for (const LogMessage& m : messages) {

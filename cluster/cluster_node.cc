@@ -45,7 +45,7 @@ Status ClusterNode::Open(const Options& options, Log& log, Coordination& kv, Sto
         return self->membership_ != nullptr ? self->membership_->LivePeers()
                                             : std::vector<std::string>{};
       },
-      options.cluster.peer_timeout_ms);
+      options.cluster.peer_timeout_ms, options.auth, options.query.tls.enabled());
   auto& registry = MetricsRegistry::Default();
   for (PartitionId p = 0; p < options.cluster.partitions; ++p) {
     registry.AddCallbackGauge(

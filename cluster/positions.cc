@@ -20,6 +20,9 @@ Status Positions::Open(const std::string& data_dir, std::unique_ptr<Positions>* 
   if (ec) return Status::IOError("creating " + dir.string() + ": " + ec.message());
   std::unique_ptr<Positions> positions(new Positions((dir / "positions").string()));
   std::ifstream in(positions->path_);
+  if (!in.is_open() && std::filesystem::exists(positions->path_, ec)) {
+    return Status::IOError("cannot read " + positions->path_);
+  }
   std::string line;
   int number = 0;
   MutexLock lock(positions->mu_);
@@ -41,6 +44,7 @@ Status Positions::Open(const std::string& data_dir, std::unique_ptr<Positions>* 
     }
     positions->current_[p] = seq;
   }
+  if (in.bad()) return Status::IOError("reading " + positions->path_);
   positions->previous_ = positions->current_;
   *out = std::move(positions);
   return Status::OK();

@@ -21,6 +21,7 @@ constexpr std::size_t kMinMatcherBytes = 1 + 4 + 4;
 constexpr std::size_t kMinLabelBytes = 4 + 4;
 constexpr std::size_t kMinSeriesBytes = 4 + 8;
 constexpr std::size_t kPointBytes = 8 + 8;
+constexpr std::size_t kMinDamageBytes = 8 + 8 + 4;
 
 template <typename T>
 void Put(T v, std::string* out) {
@@ -159,14 +160,16 @@ bool MatchOpOf(std::uint8_t wire, MatchOp* op) {
 
 }  // namespace
 
-void EncodeSelectRequest(const Selector& selector, std::int64_t lo_ns, std::int64_t hi_ns,
-                         std::uint64_t max_series, bool labels_only, std::string* out) {
+void EncodeSelectRequest(const Selector& selector, const SelectParams& params, std::string* out) {
   out->append(kSelectRequestMagic, sizeof(kSelectRequestMagic));
   Put(kSelectWireVersion, out);
-  Put(lo_ns, out);
-  Put(hi_ns, out);
-  Put(max_series, out);
-  Put(static_cast<std::uint8_t>(labels_only ? kSelectLabelsOnly : 0), out);
+  Put(params.lo_ns, out);
+  Put(params.hi_ns, out);
+  Put(params.max_series, out);
+  Put(params.timeout_ms, out);
+  Put(static_cast<std::uint8_t>((params.labels_only ? kSelectLabelsOnly : 0) |
+                                (params.skip_damage ? kSelectSkipDamage : 0)),
+      out);
   Put(static_cast<std::uint32_t>(selector.matchers.size()), out);
   for (const LabelMatcher& m : selector.matchers) {
     Put(static_cast<std::uint8_t>(WireOp(m.op)), out);
@@ -181,12 +184,14 @@ Status DecodeSelectRequest(std::string_view bytes, SelectRequest* out) {
   INGOT_RETURN_IF_ERROR(r.Get("lo_ns", &out->lo_ns));
   INGOT_RETURN_IF_ERROR(r.Get("hi_ns", &out->hi_ns));
   INGOT_RETURN_IF_ERROR(r.Get("max_series", &out->max_series));
+  INGOT_RETURN_IF_ERROR(r.Get("timeout_ms", &out->timeout_ms));
   std::uint8_t flags = 0;
   INGOT_RETURN_IF_ERROR(r.Get("flags", &flags));
-  if ((flags & ~kSelectLabelsOnly) != 0) {
+  if ((flags & ~(kSelectLabelsOnly | kSelectSkipDamage)) != 0) {
     return Status::InvalidArgument("select request: unknown flags " + std::to_string(flags));
   }
   out->labels_only = (flags & kSelectLabelsOnly) != 0;
+  out->skip_damage = (flags & kSelectSkipDamage) != 0;
   std::uint32_t count = 0;
   INGOT_RETURN_IF_ERROR(r.GetCount("matcher count", kMinMatcherBytes, &count));
   out->selector.matchers.clear();
@@ -214,12 +219,14 @@ Status DecodeSelectRequest(std::string_view bytes, SelectRequest* out) {
   return Status::OK();
 }
 
-void EncodeSelectResponse(std::span<const promql::FetchedSeries> series, std::string* out) {
-  std::size_t bytes = kHeaderBytes + 8;
+void EncodeSelectResponse(std::span<const promql::FetchedSeries> series,
+                          std::span<const CorruptChunk> damage, std::string* out) {
+  std::size_t bytes = kHeaderBytes + 8 + 4;
   for (const promql::FetchedSeries& s : series) {
     bytes += kMinSeriesBytes + s.ts.size() * kPointBytes;
     for (const auto& [name, value] : s.labels) bytes += kMinLabelBytes + name.size() + value.size();
   }
+  for (const CorruptChunk& d : damage) bytes += kMinDamageBytes + d.status.message().size();
   out->reserve(out->size() + bytes);
   out->append(kSelectResponseMagic, sizeof(kSelectResponseMagic));
   Put(kSelectWireVersion, out);
@@ -236,11 +243,20 @@ void EncodeSelectResponse(std::span<const promql::FetchedSeries> series, std::st
     // The values' bits as they are: memcpy never turns a signalling NaN quiet.
     out->append(reinterpret_cast<const char*>(s.values.data()), s.values.size() * 8);
   }
+  // A count of chunks a reader skipped in one request: far below 2^32.
+  assert(damage.size() <= std::numeric_limits<std::uint32_t>::max());
+  Put(static_cast<std::uint32_t>(damage.size()), out);
+  for (const CorruptChunk& d : damage) {
+    Put(d.first_ts_ns, out);
+    Put(d.last_ts_ns, out);
+    PutString(d.status.message(), out);
+  }
 }
 
 namespace {
 
-Status DecodeSeries(std::string_view bytes, std::vector<promql::FetchedSeries>* out) {
+Status DecodeAnswer(std::string_view bytes, std::vector<promql::FetchedSeries>* out,
+                    std::vector<CorruptChunk>* damage) {
   WireReader r(bytes, "select response");
   INGOT_RETURN_IF_ERROR(r.Magic(kSelectResponseMagic));
   std::uint64_t count = 0;
@@ -275,15 +291,32 @@ Status DecodeSeries(std::string_view bytes, std::vector<promql::FetchedSeries>* 
     }
     out->push_back(std::move(s));
   }
+  std::uint32_t damaged = 0;
+  INGOT_RETURN_IF_ERROR(r.GetCount("damaged count", kMinDamageBytes, &damaged));
+  damage->reserve(damaged);
+  for (std::uint32_t i = 0; i < damaged; ++i) {
+    CorruptChunk d;
+    std::string message;
+    INGOT_RETURN_IF_ERROR(r.Get("damaged first_ts_ns", &d.first_ts_ns));
+    INGOT_RETURN_IF_ERROR(r.Get("damaged last_ts_ns", &d.last_ts_ns));
+    INGOT_RETURN_IF_ERROR(r.GetString("damaged message", &message));
+    d.status = Status::Corruption(message);
+    damage->push_back(std::move(d));
+  }
   return r.End();
 }
 
 }  // namespace
 
-Status DecodeSelectResponse(std::string_view bytes, std::vector<promql::FetchedSeries>* out) {
+Status DecodeSelectResponse(std::string_view bytes, std::vector<promql::FetchedSeries>* out,
+                            std::vector<CorruptChunk>* damage) {
   out->clear();
-  Status st = DecodeSeries(bytes, out);
-  if (!st.ok()) out->clear();
+  damage->clear();
+  Status st = DecodeAnswer(bytes, out, damage);
+  if (!st.ok()) {
+    out->clear();
+    damage->clear();
+  }
   return st;
 }
 

@@ -238,6 +238,13 @@ int Run(int argc, char** argv) {
     });
     remote_write_handler.set_router_factory(
         [&cluster_node] { return cluster_node->routing().NewSeriesRouter(); });
+    cluster::NatsClient* client = nats.get();
+    MetricsRegistry::Default().AddCallbackGauge(
+        "ingot_cluster_nats_connected", "1 while the connection to the NATS servers is up.",
+        [client] { return client->connected() ? 1.0 : 0.0; });
+    MetricsRegistry::Default().AddCallbackGauge(
+        "ingot_cluster_nats_reconnects", "Reconnections to the NATS servers since start.",
+        [client] { return static_cast<double>(client->reconnects()); });
   }
 
   // Set when shutdown starts: long-running handlers (a CPU profile) end early.

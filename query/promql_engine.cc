@@ -492,11 +492,16 @@ class Engine {
   }
 
   // Select through the fanout. The points all arrive before any is used, so unlike the reader's
-  // one series at a time they count as held, against max_samples, until Release.
+  // one series at a time they count as held, against max_samples, until Release. The query's
+  // deadline bounds the selection on every node, and damaged chunks on any node are skipped
+  // into the reader's sink when it has one, as the reader would skip them here.
   Status Fetch(const VectorSelector& vs, std::int64_t lo, std::int64_t hi, Selected* out) {
     std::vector<std::string> problems;
-    const Status st =
-        params_.fanout->Select(vs.selector, lo, hi, params_.max_series, &out->fetched, &problems);
+    SelectContext context;
+    context.deadline = params_.deadline;
+    context.damage = reader_.damage_sink();
+    const Status st = params_.fanout->Select(vs.selector, lo, hi, params_.max_series, context,
+                                             &out->fetched, &problems);
     for (std::string& text : problems) Add(&warnings_, std::move(text));
     INGOT_RETURN_IF_ERROR(st);
     out->fetched_all = true;

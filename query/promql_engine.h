@@ -64,8 +64,9 @@ struct QueryParams {
   // The query text, for the positions annotations name (may be empty).
   std::string_view query;
   // When set, where selectors get their series and points (the catalog and reader are then not
-  // read); its warnings (a node that did not answer) become the result's. Not owned; must
-  // outlive the evaluation.
+  // read); its warnings (a node that did not answer) become the result's. It is given the
+  // deadline, and the reader's damage sink (damaged chunks on any node skipped into it when
+  // set). Not owned; must outlive the evaluation.
   SeriesFanout* fanout = nullptr;
 
   std::size_t steps() const {

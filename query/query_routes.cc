@@ -412,7 +412,8 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
 
   // CatalogSeries over the cluster (through fanout_): the label sets, sorted and unique, of the
   // series matching any of `selectors` (every series when there is none) with a point in
-  // [start_ns, end_ns]. `*warnings` gets the answer's "warnings" member when nodes did not answer.
+  // [start_ns, end_ns]. `*warnings` gets the answer's "warnings" member when nodes did not answer
+  // or damaged chunks were skipped.
   // False after filling the reply.
   bool ClusterSeries(const std::vector<std::string>& selectors, std::int64_t start_ns,
                      std::int64_t end_ns, std::vector<promql::Labels>* out, std::string* warnings,
@@ -428,6 +429,12 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     }
     std::vector<std::string> problems;
     std::vector<promql::FetchedSeries> one;
+    // Bounded as a query is: query.timeout, on every node.
+    promql::SelectContext context;
+    context.deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.timeout_ms);
+    std::vector<CorruptChunk> damage;
+    if (options_.damaged_chunks == "skip") context.damage = &damage;
     for (const std::string& text : texts) {
       Selector selector;
       Status st = ParseSelector(text, &selector);
@@ -435,7 +442,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
         BadParam(reply, "match[]", st.message());
         return false;
       }
-      st = fanout_->SelectSeries(selector, start_ns, end_ns, max_series, &one, &problems);
+      st = fanout_->SelectSeries(selector, start_ns, end_ns, max_series, context, &one, &problems);
       if (!st.ok()) {
         StatusReply(reply, selectors.empty() ? st : st.WithContext(text));
         return false;
@@ -453,7 +460,7 @@ class QueryApi : public std::enable_shared_from_this<QueryApi> {
     // One warning per node, however many selectors it missed.
     std::sort(problems.begin(), problems.end());
     problems.erase(std::unique(problems.begin(), problems.end()), problems.end());
-    warnings->clear();
+    DamageWarnings(damage, warnings);
     AppendAnnotations(problems, {}, warnings);
     return true;
   }

@@ -21,6 +21,8 @@
 // With a `fanout` (cluster mode, query/series_fanout.h), query, query_range, series, labels and
 // label values answer over the whole cluster: PromQL selectors and match[] selectors take their
 // series from it, and its warnings (a node that did not answer) join the answer's "warnings".
+// The query's deadline and query.damaged_chunks hold on every node: damaged chunks a peer
+// skipped are listed in the warnings as this node's are, naming the node.
 // Labels and label values then come from the matching series' label sets, also without match[]
 // (every series: each node answers up to its query.max_series). Export, remote read and the
 // TSDB status stay local.

@@ -52,9 +52,10 @@ std::size_t UnitePoints(FetchedSeries* into, const FetchedSeries& from) {
 }
 
 Status SeriesFanout::SelectSeries(const Selector& selector, std::int64_t lo_ns, std::int64_t hi_ns,
-                                  std::size_t max_series, std::vector<FetchedSeries>* out,
+                                  std::size_t max_series, const SelectContext& context,
+                                  std::vector<FetchedSeries>* out,
                                   std::vector<std::string>* warnings) {
-  INGOT_RETURN_IF_ERROR(Select(selector, lo_ns, hi_ns, max_series, out, warnings));
+  INGOT_RETURN_IF_ERROR(Select(selector, lo_ns, hi_ns, max_series, context, out, warnings));
   for (FetchedSeries& s : *out) {
     std::vector<std::int64_t>().swap(s.ts);
     std::vector<double>().swap(s.values);
@@ -64,14 +65,24 @@ Status SeriesFanout::SelectSeries(const Selector& selector, std::int64_t lo_ns, 
 
 Status SelectLocal(Storage& storage, const Selector& selector, std::int64_t lo_ns,
                    std::int64_t hi_ns, std::size_t max_series, std::vector<FetchedSeries>* out,
-                   bool with_points) {
+                   bool with_points, const SelectContext& context) {
   out->clear();
+  // The engine's words for its own deadline, so that a query times out alike on every node.
+  const auto past_deadline = [&context] {
+    return std::chrono::steady_clock::now() > context.deadline;
+  };
+  const auto timed_out = [out] {
+    out->clear();
+    return Status::Busy("query timed out: it ran past its deadline (query.timeout)");
+  };
+  if (past_deadline()) return timed_out();
   SeriesCatalog catalog(storage.index());
   std::vector<SeriesId> sids;
   // Matched first even for an empty range: the limit holds as in the engine's own selectors.
   INGOT_RETURN_IF_ERROR(catalog.MatchIds(selector, max_series, &sids));
   if (sids.empty() || lo_ns > hi_ns) return Status::OK();
   SeriesReader reader(storage);
+  if (context.damage != nullptr) reader.SkipDamage(context.damage);
   SeriesKeyParts parts;
   // Without points, a chunk inside the range proves a point there from its header alone.
   bool claimed = false;
@@ -83,6 +94,7 @@ Status SelectLocal(Storage& storage, const Selector& selector, std::int64_t lo_n
   // Series are read a block at a time through one chunk iterator, as the engine reads them.
   constexpr std::size_t kBlock = 64;
   for (std::size_t s = 0; s < sids.size(); ++s) {
+    if (past_deadline()) return timed_out();
     if (s % kBlock == 0) {
       INGOT_RETURN_IF_ERROR(reader.PrepareBlock(
           std::span(sids).subspan(s, std::min(kBlock, sids.size() - s)), lo_ns, hi_ns));

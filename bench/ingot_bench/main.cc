@@ -1,18 +1,25 @@
 // ingot-bench: load-tests a line-protocol server (ingest over TCP or HTTP, then optionally waits
-// until everything is queryable) and its Prometheus-style query API.
+// until everything is queryable) and its Prometheus-style query API, and reports an Ingot
+// cluster's state and path latencies.
 //
-// Exit status: 0 on a clean run, 1 when sends failed or the data never became queryable, 2 on bad
-// flags.
+// Exit status: 0 on a clean run, 1 when sends failed or the data never became queryable (cluster:
+// a node did not answer in cluster mode), 2 on bad flags.
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "bench/ingot_bench/cli_values.h"
+#include "bench/ingot_bench/cluster_report.h"
 #include "bench/ingot_bench/dashboard_data.h"
 #include "bench/ingot_bench/ingest_runner.h"
 #include "bench/ingot_bench/query_runner.h"
@@ -131,6 +138,100 @@ int UsageError(const Status& status) {
   return kExitUsage;
 }
 
+struct ClusterFlags {
+  std::vector<std::string> urls = {"http://127.0.0.1:8086"};
+  std::string watch;
+  std::string timeout = "5s";
+  std::string json;
+};
+
+std::atomic<bool> interrupted{false};
+
+void OnInterrupt(int) {
+  interrupted.store(true);
+  // A second Ctrl-C ends the process at once, even in the middle of a slow scrape.
+  std::signal(SIGINT, SIG_DFL);
+}
+
+// Sleeps until `until` or an interrupt, whichever comes first.
+void SleepUntil(std::chrono::steady_clock::time_point until) {
+  constexpr auto kSlice = std::chrono::milliseconds(50);
+  while (!interrupted.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= until) return;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(until - now, kSlice));
+  }
+}
+
+int RunCluster(const ClusterFlags& flags) {
+  int64_t timeout_ns = 0;
+  int64_t watch_ns = 0;
+  Status status = ParseDurationNs(flags.timeout, &timeout_ns).WithContext("--timeout");
+  if (status.ok() && timeout_ns <= 0) status = Status::InvalidArgument("--timeout must be > 0");
+  if (status.ok() && !flags.watch.empty()) {
+    status = ParseDurationNs(flags.watch, &watch_ns).WithContext("--watch");
+    if (status.ok() && watch_ns <= 0) status = Status::InvalidArgument("--watch must be > 0");
+  }
+  if (!status.ok()) return UsageError(status);
+  // With the JSON on stdout the text goes to stderr, so that stdout stays parseable.
+  std::FILE* text_out = flags.json == "-" ? stderr : stdout;
+
+  if (watch_ns == 0) {
+    ClusterReport report;
+    const Status scraped = ScrapeCluster(flags.urls, timeout_ns, &report);
+    if (!scraped.ok()) return UsageError(scraped);
+    std::fputs(FormatClusterReport(report).c_str(), text_out);
+    if (!WriteJson(flags.json, ClusterReportJson(report))) return kExitFailed;
+    return report.AllOk() ? 0 : kExitFailed;
+  }
+
+  // Watching: one JSON object per line per report.
+  std::FILE* json_out = nullptr;
+  if (flags.json == "-") {
+    json_out = stdout;
+  } else if (!flags.json.empty()) {
+    json_out = std::fopen(flags.json.c_str(), "w");
+    if (json_out == nullptr) {
+      std::fprintf(stderr, "ingot-bench: cannot write %s\n", flags.json.c_str());
+      return kExitFailed;
+    }
+  }
+  std::signal(SIGINT, OnInterrupt);
+  int exit_code = 0;
+  ClusterReport previous;
+  bool have_previous = false;
+  auto next = std::chrono::steady_clock::now();
+  while (!interrupted.load()) {
+    ClusterReport report;
+    const Status scraped = ScrapeCluster(flags.urls, timeout_ns, &report);
+    if (!scraped.ok()) {
+      exit_code = UsageError(scraped);
+      break;
+    }
+    // The next interval is measured from this scrape's own counters, not from its deltas.
+    ClusterReport since_start = report;
+    if (have_previous) ApplyDeltas(previous, &report);
+    previous = std::move(since_start);
+    have_previous = true;
+    std::fputs((FormatClusterReport(report) + "\n").c_str(), text_out);
+    std::fflush(text_out);
+    if (json_out != nullptr) {
+      std::fputs((ClusterReportJson(report) + "\n").c_str(), json_out);
+      std::fflush(json_out);
+      if (std::ferror(json_out)) {
+        std::fprintf(stderr, "ingot-bench: cannot write %s\n", flags.json.c_str());
+        exit_code = kExitFailed;
+        break;
+      }
+    }
+    // Ticks stay on the schedule of the first scrape, unless a scrape took longer than --watch.
+    next = std::max(next + std::chrono::nanoseconds(watch_ns), std::chrono::steady_clock::now());
+    SleepUntil(next);
+  }
+  if (json_out != nullptr && json_out != stdout) std::fclose(json_out);
+  return exit_code;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app("ingot-bench: load test for line-protocol ingestion and range queries.\n"
                "Works against Ingot and other servers that speak InfluxDB line protocol and the\n"
@@ -238,12 +339,33 @@ int Main(int argc, char** argv) {
                        "Also write the counts (series, samples, first and last timestamp) as JSON "
                        "to this file ('-' = stdout)");
 
+  // cluster
+  ClusterFlags cluster;
+  CLI::App* cluster_cmd = app.add_subcommand(
+      "cluster",
+      "Report an Ingot cluster: members, partition owners with what each applied and its lag, and "
+      "per node the publish (write path) and fan-out (read path) latencies from its metrics");
+  cluster_cmd
+      ->add_option("--url", cluster.urls,
+                   "A node's HTTP base URL, http://host:port; repeat (or a comma list) for "
+                   "several nodes. Given once, every member that node lists is reported too")
+      ->delimiter(',');
+  cluster_cmd->add_option("--watch", cluster.watch,
+                          "Report again every interval (e.g. 2s) until Ctrl-C, with latency "
+                          "quantiles and rates of that interval alone");
+  cluster_cmd->add_option("--timeout", cluster.timeout, "Timeout of one node's answer");
+  cluster_cmd->add_option("--json", cluster.json,
+                          "Also write the report as JSON to this file ('-' = stdout, the text "
+                          "then goes to stderr); with --watch one line per report");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
+
+  if (cluster_cmd->parsed()) return RunCluster(cluster);
 
   if (ingest_cmd->parsed()) {
     const Status status = ResolveWorkload(&ingest);
