@@ -61,21 +61,15 @@ void Positions::Set(PartitionId p, LogSeq seq) {
   current_[p] = seq;
 }
 
-Status Positions::Persist() {
-  std::unordered_map<PartitionId, LogSeq> write;
-  {
-    MutexLock lock(mu_);
-    write = previous_;
-    previous_ = current_;
-  }
-  return Write(write);
-}
+Status Positions::Persist() { return PersistAs(/*current=*/false); }
 
-Status Positions::PersistCurrent() {
+Status Positions::PersistCurrent() { return PersistAs(/*current=*/true); }
+
+Status Positions::PersistAs(bool current) {
   std::unordered_map<PartitionId, LogSeq> write;
   {
     MutexLock lock(mu_);
-    write = current_;
+    write = current ? current_ : previous_;
     previous_ = current_;
   }
   return Write(write);

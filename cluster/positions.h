@@ -36,6 +36,8 @@ class Positions {
 
  private:
   explicit Positions(std::string path) : path_(std::move(path)) {}
+  // Writes the current or the previous positions; the current ones become the previous.
+  Status PersistAs(bool current);
   Status Write(const std::unordered_map<PartitionId, LogSeq>& positions);
 
   const std::string path_;
