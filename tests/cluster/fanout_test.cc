@@ -40,6 +40,7 @@
 #include "query/query_routes.h"
 #include "query/series_catalog.h"
 #include "tests/query/query_test_util.h"
+#include "tests/support/chunk_damage.h"
 #include "tests/support/file_damage.h"
 #include "tests/support/point_batch.h"
 #include "tests/support/temp_dir.h"
@@ -97,18 +98,8 @@ class Node {
   // largest, inside its data blocks (index and footer are at the end); the storage is opened
   // again, without cached blocks. Call before Serve.
   void DamageChunks() {
-    rocksdb::DB* db = storage_->chunks().db();
-    ASSERT_TRUE(db->Flush(rocksdb::FlushOptions(), storage_->chunks().chunks_cf()).ok());
-    std::vector<rocksdb::LiveFileMetaData> files;
-    db->GetLiveFilesMetaData(&files);
-    std::string target;
     std::uint64_t largest = 0;
-    for (const auto& f : files) {
-      if (f.column_family_name == "chunks" && f.size > largest) {
-        largest = f.size;
-        target = f.db_path + f.name;
-      }
-    }
+    const std::string target = testing::FlushedLargestChunksFile(*storage_, &largest);
     ASSERT_FALSE(target.empty());
     Reopen();
     ASSERT_TRUE(testing::FlipByte(target, largest / 3)) << target;

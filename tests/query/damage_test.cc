@@ -17,6 +17,7 @@
 
 #include "config/metrics.h"
 #include "tests/query/query_test_util.h"
+#include "tests/support/chunk_damage.h"
 #include "tests/support/file_damage.h"
 
 namespace ingot {
@@ -51,18 +52,8 @@ class DamageTest : public testing::QueryFixture {
       Add("cpu", {{"host", "h" + std::to_string(s)}}, "usage", pts);
     }
     // Seal everything into the chunks family's SST files, then damage one data block.
-    rocksdb::DB* db = storage_->chunks().db();
-    ASSERT_TRUE(db->Flush(rocksdb::FlushOptions(), storage_->chunks().chunks_cf()).ok());
-    std::vector<rocksdb::LiveFileMetaData> files;
-    db->GetLiveFilesMetaData(&files);
-    std::string target;
     std::uint64_t largest = 0;
-    for (const auto& f : files) {
-      if (f.column_family_name == "chunks" && f.size > largest) {
-        largest = f.size;
-        target = f.db_path + f.name;
-      }
-    }
+    const std::string target = testing::FlushedLargestChunksFile(*storage_, &largest);
     ASSERT_FALSE(target.empty());
     Reopen();
     // A third of the way in is inside the data blocks (index and footer are at the end).
