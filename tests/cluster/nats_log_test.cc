@@ -58,6 +58,21 @@ std::string Payload(PartitionId p, int i, std::size_t size = 64) {
   return s;
 }
 
+// One nats-server and a client connected to it, for the tests that need no more.
+class OneNatsServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_NATS();
+    nats_ = std::make_unique<NatsTestCluster>(1);
+    ASSERT_TRUE(nats_->ok());
+    client_ = ConnectTo(*nats_);
+    ASSERT_NE(client_, nullptr);
+  }
+
+  std::unique_ptr<NatsTestCluster> nats_;
+  std::unique_ptr<NatsClient> client_;
+};
+
 struct Read {
   LogSeq seq;
   std::uint64_t pending;
@@ -80,12 +95,8 @@ std::vector<Read> ReadN(LogReader& reader, std::size_t count, int timeout_ms = 1
   return got;
 }
 
-TEST(NatsLogTest, RoundTripOverSeveralPartitions) {
-  SKIP_WITHOUT_NATS();
-  NatsTestCluster nats(1);
-  ASSERT_TRUE(nats.ok());
-  auto client = ConnectTo(nats);
-  ASSERT_NE(client, nullptr);
+TEST_F(OneNatsServerTest, RoundTripOverSeveralPartitions) {
+  NatsClient* client = client_.get();
   EXPECT_TRUE(client->connected());
   Log& log = client->log();
   ASSERT_TRUE(log.EnsureLayout(Layout("rt", 3)).ok());
@@ -133,12 +144,8 @@ TEST(NatsLogTest, RoundTripOverSeveralPartitions) {
   EXPECT_EQ(last, 0u);
 }
 
-TEST(NatsLogTest, ReaderStartsInTheMiddleAndFollowsNewMessages) {
-  SKIP_WITHOUT_NATS();
-  NatsTestCluster nats(1);
-  ASSERT_TRUE(nats.ok());
-  auto client = ConnectTo(nats);
-  ASSERT_NE(client, nullptr);
+TEST_F(OneNatsServerTest, ReaderStartsInTheMiddleAndFollowsNewMessages) {
+  NatsClient* client = client_.get();
   Log& log = client->log();
   ASSERT_TRUE(log.EnsureLayout(Layout("mid", 1)).ok());
   auto writer = log.NewWriter();
@@ -172,12 +179,8 @@ TEST(NatsLogTest, ReaderStartsInTheMiddleAndFollowsNewMessages) {
   EXPECT_EQ(got[0].seq, 11u);
 }
 
-TEST(NatsLogTest, SameDedupIdIsStoredOnce) {
-  SKIP_WITHOUT_NATS();
-  NatsTestCluster nats(1);
-  ASSERT_TRUE(nats.ok());
-  auto client = ConnectTo(nats);
-  ASSERT_NE(client, nullptr);
+TEST_F(OneNatsServerTest, SameDedupIdIsStoredOnce) {
+  NatsClient* client = client_.get();
   Log& log = client->log();
   ASSERT_TRUE(log.EnsureLayout(Layout("dedup", 1)).ok());
   auto writer = log.NewWriter();
@@ -208,12 +211,8 @@ TEST(NatsLogTest, SameDedupIdIsStoredOnce) {
   EXPECT_EQ(got[1].payload, "two");
 }
 
-TEST(NatsLogTest, FlushRefusesMessagesTheLogCannotHold) {
-  SKIP_WITHOUT_NATS();
-  NatsTestCluster nats(1);
-  ASSERT_TRUE(nats.ok());
-  auto client = ConnectTo(nats);
-  ASSERT_NE(client, nullptr);
+TEST_F(OneNatsServerTest, FlushRefusesMessagesTheLogCannotHold) {
+  NatsClient* client = client_.get();
   Log& log = client->log();
   ASSERT_TRUE(log.EnsureLayout(Layout("big", 2)).ok());
   auto writer = log.NewWriter();
@@ -236,12 +235,8 @@ TEST(NatsLogTest, FlushRefusesMessagesTheLogCannotHold) {
   EXPECT_TRUE(writer->Flush(5000).ok());
 }
 
-TEST(NatsLogTest, EnsureLayoutIsIdempotentAndRefusesADifferentLayout) {
-  SKIP_WITHOUT_NATS();
-  NatsTestCluster nats(1);
-  ASSERT_TRUE(nats.ok());
-  auto client = ConnectTo(nats);
-  ASSERT_NE(client, nullptr);
+TEST_F(OneNatsServerTest, EnsureLayoutIsIdempotentAndRefusesADifferentLayout) {
+  NatsClient* client = client_.get();
   Log& log = client->log();
   LogLayout layout = Layout("lay", 2);
   layout.max_age_ns = 3'600'000'000'000;
@@ -276,12 +271,8 @@ TEST(NatsLogTest, EnsureLayoutIsIdempotentAndRefusesADifferentLayout) {
   EXPECT_TRUE(log.OpenReader(3, 1, &reader).IsInvalidArgument());
 }
 
-TEST(NatsLogTest, ReaderBeforeTheRetainedMessagesIsNotFound) {
-  SKIP_WITHOUT_NATS();
-  NatsTestCluster nats(1);
-  ASSERT_TRUE(nats.ok());
-  auto client = ConnectTo(nats);
-  ASSERT_NE(client, nullptr);
+TEST_F(OneNatsServerTest, ReaderBeforeTheRetainedMessagesIsNotFound) {
+  NatsClient* client = client_.get();
   Log& log = client->log();
   LogLayout layout = Layout("ret", 1);
   layout.max_bytes = 20 * 1024;  // keeps a few of the 4 KiB messages below
@@ -361,12 +352,8 @@ TEST(NatsLogTest, FlushFailsWhileTheServerIsDownAndSucceedsAfterItsReturn) {
   EXPECT_EQ(followed[0].payload, "during");
 }
 
-TEST(NatsLogTest, CoordinationPutWatchDelete) {
-  SKIP_WITHOUT_NATS();
-  NatsTestCluster nats(1);
-  ASSERT_TRUE(nats.ok());
-  auto client = ConnectTo(nats);
-  ASSERT_NE(client, nullptr);
+TEST_F(OneNatsServerTest, CoordinationPutWatchDelete) {
+  NatsClient* client = client_.get();
   std::unique_ptr<Coordination> kv;
   Status st = client->OpenBucket("ingot_leases", 1, &kv);
   ASSERT_TRUE(st.ok()) << st.ToString();
