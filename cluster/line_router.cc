@@ -49,8 +49,8 @@ RouterMetrics& Metrics() {
                               "Bytes of the messages this node published to the log.");
     out.failures = &r.AddCounter(
         "ingot_cluster_publish_failures_total",
-        "Waits for the log that failed: the writer was answered 503 (or, over TCP, the "
-        "points were counted as rejected).");
+        "Waits for the log that failed: an HTTP writer was answered 503; over TCP, which has no "
+        "answer, the lines of those messages are lost and logged.");
     out.flush_seconds = &r.AddHistogram(
         "ingot_cluster_publish_seconds",
         "Time from a request's last message to the log's acknowledgement of all its messages.",
@@ -204,12 +204,24 @@ class PartitionRouter final : public ingest::LineRouter, public ingest::SeriesRo
 
   Status Flush() {
     if (unflushed_ == 0) return Status::OK();
+    const std::uint64_t published = unflushed_;
     const auto started = std::chrono::steady_clock::now();
     Status st = state_->writer->Flush(static_cast<int>(routing_.options_.publish_timeout_ms));
     Metrics().flush_seconds->Observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     unflushed_ = 0;
-    if (!st.ok()) Metrics().failures->Add();
+    if (!st.ok()) {
+      Metrics().failures->Add();
+      static RateLimiter limiter(1);
+      std::uint64_t suppressed = 0;
+      if (limiter.Allow(&suppressed)) {
+        Logger("cluster")->error(
+            "the log did not store {} messages in {} ms: {} (HTTP writers are answered 503; "
+            "lines of a TCP connection in them are lost){}",
+            published, routing_.options_.publish_timeout_ms, st.ToString(),
+            suppressed ? fmt::format(" ({} similar messages suppressed)", suppressed) : "");
+      }
+    }
     return st;
   }
 
