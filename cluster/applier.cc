@@ -2,7 +2,6 @@
 
 #include <chrono>
 
-#include <snappy.h>
 #include <zstd.h>
 
 #include "cluster/batch_format.h"
@@ -130,6 +129,14 @@ std::vector<PartitionProgress> Applier::Progress() const {
   return out;
 }
 
+PartitionProgress Applier::ProgressOf(PartitionId p) const {
+  MutexLock lock(mu_);
+  auto it = partitions_.find(p);
+  if (it == partitions_.end()) return PartitionProgress{p, 0, 0, false};
+  const Partition& one = *it->second;
+  return PartitionProgress{p, one.applied.load(), one.pending.load(), one.consuming.load()};
+}
+
 void Applier::Consume(Partition* partition) {
   auto log = Logger("cluster");
   const PartitionId id = partition->id;
@@ -142,7 +149,6 @@ void Applier::Consume(Partition* partition) {
   std::vector<LogMessage> messages;
   std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> zstd(ZSTD_createDCtx(), ZSTD_freeDCtx);
   std::string lines;
-  std::string snappy_body;
   auto pause = [&] {
     const auto until = std::chrono::steady_clock::now() + kRetryPause;
     while (partition->run && std::chrono::steady_clock::now() < until) {
@@ -209,11 +215,9 @@ void Applier::Consume(Partition* partition) {
         continue;
       }
       if (header.kind == kBatchKindRemoteWrite) {
-        // The handler reads request bodies as remote-write clients send them (snappy).
-        snappy::Compress(body.data(), body.size(), &snappy_body);
         ingest::RemoteWriteRequest request;
-        request.body = snappy_body;
-        request.content_encoding = "snappy";
+        request.body = body;
+        request.decoded = true;
         const ingest::RemoteWriteResponse r = remote_write_.Handle(request, /*may_block=*/true);
         if (r.status != 204) {
           // Decided alike on every owner: the same message, the same state.

@@ -51,6 +51,8 @@ class Applier {
   void Stop();
   // Every partition this node ever consumed since start, by partition.
   std::vector<PartitionProgress> Progress() const;
+  // Partition `p`'s (all zero, not consuming, when it never was).
+  PartitionProgress ProgressOf(PartitionId p) const;
 
  private:
   struct Partition {

@@ -53,10 +53,8 @@ Status ClusterNode::Open(const Options& options, Log& log, Coordination& kv, Sto
         "Messages of a partition this node owns that it has not applied yet (as of its last "
         "read of the log).",
         [self, p] {
-          for (const PartitionProgress& pp : self->applier_->Progress()) {
-            if (pp.partition == p) return pp.consuming ? static_cast<double>(pp.pending) : 0.0;
-          }
-          return 0.0;
+          const PartitionProgress pp = self->applier_->ProgressOf(p);
+          return pp.consuming ? static_cast<double>(pp.pending) : 0.0;
         },
         "partition=\"" + std::to_string(p) + "\"");
   }
@@ -151,7 +149,6 @@ std::string ClusterNode::StatusJson() const {
     }
   }
   out += "],\"partitions\":[";
-  const std::vector<PartitionProgress> progress = applier_->Progress();
   for (PartitionId p = 0; p < options_.partitions; ++p) {
     if (p != 0) out.push_back(',');
     out += "{\"partition\":" + std::to_string(p) + ",\"owners\":[";
@@ -163,10 +160,8 @@ std::string ClusterNode::StatusJson() const {
       }
     }
     out += "]";
-    PartitionProgress mine{p, positions_->Get(p), 0, false};
-    for (const auto& pp : progress) {
-      if (pp.partition == p) mine = pp;
-    }
+    PartitionProgress mine = applier_->ProgressOf(p);
+    if (!mine.consuming && mine.applied == 0) mine.applied = positions_->Get(p);
     LogSeq first_seq = 0, last_seq = 0;
     const Status st = log_.Bounds(p, &first_seq, &last_seq);
     out += ",\"consuming\":";

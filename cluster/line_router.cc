@@ -135,11 +135,7 @@ class PartitionRouter final : public ingest::LineRouter, public ingest::SeriesRo
 
   void RouteSeries(std::string_view message, std::string_view metric_name,
                    std::span<const TagView> labels) override {
-    identity_.assign(metric_name).push_back('\0');
-    for (const auto& [key, value] : labels) {
-      identity_.append(key).push_back('\0');
-      identity_.append(value).push_back('\0');
-    }
+    LabelSetIdentity(metric_name, labels, &identity_);
     const PartitionId p = PartitionOfIdentity(identity_, routing_.options_.partitions);
     std::string& buffer = state_->buffers[p];
     if (buffer.empty()) buffer.resize(kBatchHeaderBytes);

@@ -8,6 +8,12 @@
 
 namespace ingot::cluster {
 
+namespace {
+
+void AppendPart(std::string_view part, std::string* out) { out->append(part).push_back('\0'); }
+
+}  // namespace
+
 std::uint32_t PartitionOfIdentity(std::string_view identity, std::uint32_t partitions) {
   return static_cast<std::uint32_t>(XXH64(identity.data(), identity.size(), kPartitionSeed) %
                                     partitions);
@@ -30,8 +36,18 @@ void LineIdentity(const ingest::ParsedLine& line,
   AppendUnescaped(line.measurement, EscapeContext::kMeasurement, out);
   out->push_back('\0');
   for (const auto& [key, value] : *scratch) {
-    out->append(key).push_back('\0');
-    out->append(value).push_back('\0');
+    AppendPart(key, out);
+    AppendPart(value, out);
+  }
+}
+
+void LabelSetIdentity(std::string_view metric_name, std::span<const TagView> labels,
+                      std::string* out) {
+  out->clear();
+  AppendPart(metric_name, out);
+  for (const auto& [name, value] : labels) {
+    AppendPart(name, out);
+    AppendPart(value, out);
   }
 }
 

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "chunk/series_key.h"
 #include "ingest/line_parser.h"
 
 namespace ingot::cluster {
@@ -23,6 +25,11 @@ std::uint32_t PartitionOfIdentity(std::string_view identity, std::uint32_t parti
 // in key order, each followed by a 0 byte. `*scratch` is reused.
 void LineIdentity(const ingest::ParsedLine& line,
                   std::vector<std::pair<std::string, std::string>>* scratch, std::string* out);
+
+// The identity hashed for a remote-write series, in the same shape: its metric name, then each
+// label name and value (sorted by name), each followed by a 0 byte.
+void LabelSetIdentity(std::string_view metric_name, std::span<const TagView> labels,
+                      std::string* out);
 
 // Rendezvous (highest random weight) choice of a partition's owners: the `replication` node ids
 // with the highest hash of (partition, node id). A node joining or leaving moves only the

@@ -1,5 +1,7 @@
 #include "ingest/remote_write_decoder.h"
 
+#include <cstring>
+
 #include <snappy.h>
 
 #include <limits>
@@ -150,7 +152,8 @@ bool ParseRemoteWriteLabel(std::string_view message, std::string_view* name,
 }
 
 RemoteWriteError RemoteWriteDecoder::Decode(std::string_view body, std::uint64_t max_decoded_bytes,
-                                            std::string_view limit_name, KnownLabelSets* known) {
+                                            std::string_view limit_name, KnownLabelSets* known,
+                                            BodyFormat format) {
   known_ = known;
   message_.clear();
   counts_ = RemoteWriteCounts{};
@@ -158,7 +161,9 @@ RemoteWriteError RemoteWriteDecoder::Decode(std::string_view body, std::uint64_t
   labels_.clear();
   pending_.clear();
   decoded_bytes_ = 0;
-  const RemoteWriteError inflated = Inflate(body, max_decoded_bytes, limit_name);
+  const RemoteWriteError inflated = format == BodyFormat::kSnappy
+                                        ? Inflate(body, max_decoded_bytes, limit_name)
+                                        : Copy(body, max_decoded_bytes, limit_name);
   if (inflated != RemoteWriteError::kNone) return inflated;
   RemoteWriteError walked = Walk();
   if (walked == RemoteWriteError::kNone) walked = ResolvePending();
@@ -207,12 +212,7 @@ RemoteWriteError RemoteWriteDecoder::Inflate(std::string_view body, std::uint64_
         .append(std::to_string(max_decoded_bytes));
     return RemoteWriteError::kTooLarge;
   }
-  if (decoded > buffer_capacity_ || !buffer_) {
-    buffer_.reset();
-    buffer_capacity_ = 0;
-    buffer_.reset(new char[decoded == 0 ? 1 : decoded]);
-    buffer_capacity_ = decoded == 0 ? 1 : decoded;
-  }
+  Reserve(decoded);
   if (!snappy::RawUncompress(body.data(), body.size(), buffer_.get())) {
     message_.append("body is not a valid snappy block (")
         .append(std::to_string(body.size()))
@@ -223,6 +223,31 @@ RemoteWriteError RemoteWriteDecoder::Inflate(std::string_view body, std::uint64_
   }
   decoded_bytes_ = decoded;
   return RemoteWriteError::kNone;
+}
+
+RemoteWriteError RemoteWriteDecoder::Copy(std::string_view body, std::uint64_t max_decoded_bytes,
+                                          std::string_view limit_name) {
+  if (body.size() > max_decoded_bytes) {
+    message_.append("body of ")
+        .append(std::to_string(body.size()))
+        .append(" bytes exceeds ")
+        .append(limit_name)
+        .append(" = ")
+        .append(std::to_string(max_decoded_bytes));
+    return RemoteWriteError::kTooLarge;
+  }
+  Reserve(body.size());
+  std::memcpy(buffer_.get(), body.data(), body.size());
+  decoded_bytes_ = body.size();
+  return RemoteWriteError::kNone;
+}
+
+void RemoteWriteDecoder::Reserve(std::size_t bytes) {
+  if (bytes <= buffer_capacity_ && buffer_) return;
+  buffer_.reset();
+  buffer_capacity_ = 0;
+  buffer_.reset(new char[bytes == 0 ? 1 : bytes]);
+  buffer_capacity_ = bytes == 0 ? 1 : bytes;
 }
 
 RemoteWriteError RemoteWriteDecoder::ProtobufError(const WireReader& reader, std::string_view part,

@@ -112,8 +112,12 @@ class RemoteWriteDecoder {
   // label or sample, the byte offset).
   // `known`, when given, is asked about each series with samples whose label fields are
   // contiguous; a series it vouches for is not checked again.
+  // kProtobuf: `body` is the WriteRequest itself (a cluster node's log message, decoded
+  // already by the node that accepted it); it is copied, not inflated.
+  enum class BodyFormat { kSnappy, kProtobuf };
   RemoteWriteError Decode(std::string_view body, std::uint64_t max_decoded_bytes,
-                          std::string_view limit_name, KnownLabelSets* known = nullptr);
+                          std::string_view limit_name, KnownLabelSets* known = nullptr,
+                          BodyFormat format = BodyFormat::kSnappy);
 
   const std::string& message() const { return message_; }
   const RemoteWriteCounts& counts() const { return counts_; }
@@ -144,6 +148,11 @@ class RemoteWriteDecoder {
   };
   RemoteWriteError Inflate(std::string_view body, std::uint64_t max_decoded_bytes,
                            std::string_view limit_name);
+  // The kProtobuf body into the buffer, within the limit.
+  RemoteWriteError Copy(std::string_view body, std::uint64_t max_decoded_bytes,
+                        std::string_view limit_name);
+  // The buffer holds at least `bytes` (its contents are not kept).
+  void Reserve(std::size_t bytes);
   RemoteWriteError Walk();
   // Parses and validates one TimeSeries.
   RemoteWriteError WalkSeries(std::string_view message, std::uint64_t index);

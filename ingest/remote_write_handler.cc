@@ -361,12 +361,13 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
   };
 
   const std::string_view encoding = Trim(request.content_encoding);
-  if (!encoding.empty() && !EqualsIgnoreCase(encoding, "snappy")) {
+  if (!request.decoded && !encoding.empty() && !EqualsIgnoreCase(encoding, "snappy")) {
     std::string message = "unsupported Content-Encoding \"";
     message.append(encoding).append("\": remote write bodies are snappy-compressed (block format)");
     return fail(RemoteWriteRejection::kContentEncoding, 415, std::move(message));
   }
-  if (std::string why = CheckContentType(request.content_type); !why.empty()) {
+  if (std::string why = CheckContentType(request.content_type);
+      !request.decoded && !why.empty()) {
     return fail(RemoteWriteRejection::kContentType, 415, std::move(why));
   }
 
@@ -374,7 +375,9 @@ RemoteWriteResponse RemoteWriteHandler::Handle(const RemoteWriteRequest& request
   State& s = *state;
   CachedLabelSets known(*s.cache);
   const RemoteWriteError error =
-      s.decoder.Decode(request.body, options_.max_body_bytes, "ingest.max_body_bytes", &known);
+      s.decoder.Decode(request.body, options_.max_body_bytes, "ingest.max_body_bytes", &known,
+                       request.decoded ? RemoteWriteDecoder::BodyFormat::kProtobuf
+                                       : RemoteWriteDecoder::BodyFormat::kSnappy);
   if (error != RemoteWriteError::kNone) {
     std::string message = s.decoder.message();
     ReleaseState(std::move(state), /*keep_cache=*/true);

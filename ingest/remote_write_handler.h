@@ -52,6 +52,9 @@ struct RemoteWriteRequest {
   std::string_view body;
   std::string_view content_encoding;  // "" = snappy
   std::string_view content_type;      // "" = application/x-protobuf
+  // The body is the protobuf WriteRequest itself, not a snappy block (a cluster node applying
+  // its log, which holds requests the accepting node decoded): no header applies.
+  bool decoded = false;
 };
 
 struct RemoteWriteResponse {

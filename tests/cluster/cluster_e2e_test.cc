@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,26 +133,34 @@ std::string Line(int series, int n, bool nanoseconds = false) {
          std::to_string(kBaseSeconds + n) + (nanoseconds ? "000000000\n" : "\n");
 }
 
-// Writes point n of every series to `node` over HTTP (seconds precision), retrying a 503 or a
-// failed connection for up to 30 s; records the points once acknowledged.
-bool WriteHttp(Node& node, int n, Ledger* ledger) {
-  std::string body;
-  for (int s = 0; s < kSeries; ++s) body += Line(s, n);
+// Posts with `post` until it is answered 204, retrying a 503 or a failed connection for up to
+// 30 s (a write the log could not store is safe to send again); false after anything else.
+bool PostUntilAcknowledged(const std::function<HttpResult()>& post, const std::string& what) {
   const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
   while (SteadyClock::now() < deadline) {
-    const HttpResult r = HttpPost(node.http(), "/write?precision=s", body);
-    if (r.status == 204) {
-      for (int s = 0; s < kSeries; ++s) ledger->Add(s, n);
-      return true;
-    }
+    const HttpResult r = post();
+    if (r.status == 204) return true;
     if (r.status != 503 && r.status != 0) {
-      ADD_FAILURE() << "write " << n << ": " << r.status << " " << r.body;
+      ADD_FAILURE() << what << ": " << r.status << " " << r.body;
       return false;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  ADD_FAILURE() << "write " << n << " was not acknowledged within 30 s";
+  ADD_FAILURE() << what << " was not acknowledged within 30 s";
   return false;
+}
+
+// Writes point n of every series to `node` over HTTP (seconds precision); records the points
+// once acknowledged.
+bool WriteHttp(Node& node, int n, Ledger* ledger) {
+  std::string body;
+  for (int s = 0; s < kSeries; ++s) body += Line(s, n);
+  if (!PostUntilAcknowledged([&] { return HttpPost(node.http(), "/write?precision=s", body); },
+                             "write " + std::to_string(n))) {
+    return false;
+  }
+  for (int s = 0; s < kSeries; ++s) ledger->Add(s, n);
+  return true;
 }
 
 // Point n of every `rw_up` series over Prometheus remote write (timestamps in ms), retried as
@@ -165,23 +174,13 @@ bool WriteRemote(Node& node, int n, Ledger* ledger) {
                                 {{(kBaseSeconds + n) * 1000, static_cast<double>(n)}});
   }
   const std::string body = ingest::testutil::Encode(request);
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(30);
-  while (SteadyClock::now() < deadline) {
-    const HttpResult r = HttpPost(node.http(), "/api/v1/write", body, "application/x-protobuf",
-                                  {{"Content-Encoding", "snappy"},
-                                   {"X-Prometheus-Remote-Write-Version", "0.1.0"}});
-    if (r.status == 204) {
-      for (int s = 0; s < kSeries; ++s) ledger->Add(s, n);
-      return true;
-    }
-    if (r.status != 503 && r.status != 0) {
-      ADD_FAILURE() << "remote write " << n << ": " << r.status << " " << r.body;
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ADD_FAILURE() << "remote write " << n << " was not acknowledged within 30 s";
-  return false;
+  const auto post = [&] {
+    return HttpPost(node.http(), "/api/v1/write", body, "application/x-protobuf",
+                    {{"Content-Encoding", "snappy"}, {"X-Prometheus-Remote-Write-Version", "0.1.0"}});
+  };
+  if (!PostUntilAcknowledged(post, "remote write " + std::to_string(n))) return false;
+  for (int s = 0; s < kSeries; ++s) ledger->Add(s, n);
+  return true;
 }
 
 // The raw points of every `metric` series as seen through `node`; empty on error. `*warnings`

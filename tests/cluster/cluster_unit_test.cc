@@ -416,6 +416,18 @@ TEST(PartitionTest, IdentityIsTheUnescapedMeasurementThenTheSortedTags) {
   EXPECT_NE(IdentityOf("cpuhost v=1"), IdentityOf("cpu,host=x v=1"));
 }
 
+// A remote-write label set hashes in the same shape: its metric name where a line has its
+// measurement, so a line series and a label set with the same name and tags share a partition.
+TEST(PartitionTest, LabelSetIdentityHasTheLineIdentitysShape) {
+  const std::vector<TagView> labels = {{"host", "a"}, {"region", "eu"}};
+  std::string identity = "stale";
+  LabelSetIdentity("cpu", labels, &identity);
+  EXPECT_EQ(identity, "cpu\0host\0a\0region\0eu\0"s);
+  EXPECT_EQ(identity, IdentityOf("cpu,region=eu,host=a usage=1"));
+  LabelSetIdentity("up", {}, &identity);
+  EXPECT_EQ(identity, "up\0"s);
+}
+
 TEST(PartitionTest, IdentityScratchIsReusedAcrossLines) {
   ingest::LineParser parser;
   ingest::ParsedLine line;

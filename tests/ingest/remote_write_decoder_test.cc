@@ -81,6 +81,33 @@ RemoteWriteError DecodeRaw(RemoteWriteDecoder* decoder, std::string_view protobu
   return decoder->Decode(Snappy(protobuf), kLimit, "test.limit");
 }
 
+// A cluster node applying its log gets the WriteRequest itself (the accepting node inflated it):
+// copied instead of inflated, validated the same way, and held to the same limit.
+TEST(RemoteWriteDecoderTest, ABodyThatIsTheProtobufItselfDecodesAsItsSnappyBlockDoes) {
+  prometheus::WriteRequest request;
+  AddSeries(&request, {{"__name__", "up"}, {"job", "api"}}, {{1'700'000'000'000, 1.0}});
+  AddSeries(&request, {{"__name__", "up"}, {"job", "db"}}, {{1'700'000'000'000, 0.0}});
+  const std::string protobuf = request.SerializeAsString();
+  RemoteWriteDecoder decoder;
+  ASSERT_EQ(decoder.Decode(protobuf, kLimit, "test.limit", nullptr,
+                           RemoteWriteDecoder::BodyFormat::kProtobuf),
+            RemoteWriteError::kNone)
+      << decoder.message();
+  EXPECT_EQ(All(decoder), Reference(request));
+  // The same bytes read as a snappy block are not one.
+  EXPECT_EQ(decoder.Decode(protobuf, kLimit, "test.limit"), RemoteWriteError::kSnappy);
+
+  EXPECT_EQ(decoder.Decode(protobuf, protobuf.size() - 1, "test.limit", nullptr,
+                           RemoteWriteDecoder::BodyFormat::kProtobuf),
+            RemoteWriteError::kTooLarge);
+  EXPECT_NE(decoder.message().find("test.limit"), std::string::npos) << decoder.message();
+  const std::string bad = protobuf.substr(0, protobuf.size() - 3);
+  EXPECT_EQ(decoder.Decode(bad, kLimit, "test.limit", nullptr,
+                           RemoteWriteDecoder::BodyFormat::kProtobuf),
+            RemoteWriteError::kProtobuf)
+      << decoder.message();
+}
+
 TEST(RemoteWriteDecoderTest, RoundTripsBitExact) {
   prometheus::WriteRequest request;
   const double values[] = {std::bit_cast<double>(kStale),
