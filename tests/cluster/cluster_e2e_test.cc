@@ -67,8 +67,8 @@ class Node {
                        "--set", "cluster.replication=2", "--set", "cluster.stream_replicas=3",
                        "--set", "cluster.lease_renew_ms=200", "--set", "cluster.lease_ttl_ms=2000",
                        "--set", "cluster.dead_node_grace_ms=4000", "--set",
-                       "cluster.publish_timeout_ms=20000", "--set", "cluster.peer_timeout_ms=3000",
-                       "--set", "ingest.shards=1", "--set", "storage.wal_sync=interval"});
+                       "cluster.publish_timeout_ms=20000", "--set", "ingest.shards=1", "--set",
+                       "storage.wal_sync=interval"});
   }
   void Kill() { process_->Stop(SIGKILL); }
   bool ok() const { return process_->ok(); }
@@ -183,18 +183,24 @@ bool WriteRemote(Node& node, int n, Ledger* ledger) {
   return true;
 }
 
-// The raw points of every `metric` series as seen through `node`; empty on error. `*warnings`
-// gets the answer's warnings.
-std::map<int, std::set<int>> ReadAll(Node& node, std::string* warnings = nullptr,
-                                     const std::string& metric = "cl_v") {
+// What the last ReadAll on this thread was answered (status, then the error or the warnings), for
+// the message of a failed comparison.
+thread_local std::string last_answer;
+
+// The raw points of every `metric` series as seen through `node`; empty on error.
+std::map<int, std::set<int>> ReadAll(Node& node, const std::string& metric = "cl_v") {
   const std::string target = "/api/v1/query?query=" + UrlEncode(metric + "[1h]") +
                              "&time=" + std::to_string(kBaseSeconds + 3000);
   const HttpResult r = HttpGet(node.http(), target);
   std::map<int, std::set<int>> out;
-  if (r.status != 200) return out;
+  last_answer = "HTTP " + std::to_string(r.status) + " from node " + node.id() + ": ";
+  if (r.status != 200) {
+    last_answer += r.error + " " + r.body;
+    return out;
+  }
   const Json j = Json::parse(r.body, nullptr, false);
   if (!j.is_object()) return out;
-  if (warnings != nullptr) warnings->assign(j.contains("warnings") ? j["warnings"].dump() : "");
+  last_answer += j.contains("warnings") ? j["warnings"].dump() : "no warnings";
   for (const auto& series : j["data"]["result"]) {
     const int s = std::stoi(series["metric"]["host"].get<std::string>().substr(1));
     for (const auto& v : series["values"]) {
@@ -221,7 +227,7 @@ std::string Diff(const std::map<int, std::set<int>>& want, const std::map<int, s
     for (int n : points) extra += it == want.end() || it->second.count(n) == 0;
     if (extra) out += "series " + std::to_string(s) + ": " + std::to_string(extra) + " unexpected; ";
   }
-  return out;
+  return out + "last answer: " + last_answer;
 }
 
 TEST(ClusterE2e, NodesAndALogServerFailWithoutLosingAcknowledgedPoints) {
@@ -268,7 +274,7 @@ TEST(ClusterE2e, NodesAndALogServerFailWithoutLosingAcknowledgedPoints) {
   EXPECT_TRUE(WaitFor(20, [&] { return (got = ReadAll(c)) == ledger.Snapshot(); }))
       << Diff(ledger.Snapshot(), got);
   EXPECT_TRUE(WaitFor(20, [&] {
-    return (got = ReadAll(c, nullptr, "rw_up")) == remote.Snapshot();
+    return (got = ReadAll(c, "rw_up")) == remote.Snapshot();
   })) << Diff(remote.Snapshot(), got);
 
   // B stays down past the grace: its partitions move to A and C, which catch them up from the log.
@@ -295,8 +301,8 @@ TEST(ClusterE2e, NodesAndALogServerFailWithoutLosingAcknowledgedPoints) {
               std::chrono::duration<double>(SteadyClock::now() - restarted).count());
   EXPECT_TRUE(WaitFor(20, [&] { return (got = ReadAll(b)) == ledger.Snapshot(); }))
       << Diff(ledger.Snapshot(), got);
-  EXPECT_EQ(ReadAll(b), ReadAll(c));
-  EXPECT_EQ(ReadAll(b, nullptr, "rw_up"), remote.Snapshot());
+  EXPECT_EQ(ReadAll(b), ReadAll(c)) << last_answer;
+  EXPECT_EQ(ReadAll(b, "rw_up"), remote.Snapshot()) << last_answer;
 
   // 3. D joins; queries through C stay complete while partitions move. A 204 means "in the
   // log": a point becomes visible once an owner applied it. So every read must hold everything
