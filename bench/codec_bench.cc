@@ -1,11 +1,14 @@
 // codec-bench: encode/decode speed and size of ALP, Gorilla and the adaptive codec per block of
 // 1024 values, on synthetic patterns and on data files, measured first and then verified.
 //
-//   codec-bench [--type float|double] [--codec alp|gorilla|xor|adaptive|compact|all]
+//   codec-bench [--type float|double]
+//               [--codec alp|gorilla|xor|adaptive|compact|dictionary|all]
 //               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
 //               [--blocks N] [--isa scalar|avx2|avx512] [--cold] [--cpuprofile FILE]
 //
-// --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive or alp_zstd).
+// --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive, alp_zstd or
+// dictionary); --codec dictionary forces the dictionary encoding (raw when it cannot shrink the
+// block).
 // --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
 // also for multi-block files; without it each data set keeps one hint across its blocks.
 //
@@ -41,7 +44,7 @@ constexpr std::size_t kBlock = kBlockCapacity;
 // Each timing repeats the whole data set until at least this many values went through.
 constexpr std::size_t kMinValuesPerTiming = 4u << 20;
 
-enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact };
+enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact, kDictionary };
 
 // --cold: a fresh hint for every block. Set once by main before any measurement.
 bool g_cold_hints = false;
@@ -52,6 +55,7 @@ const char* CodecName(Codec c) {
     case Codec::kXor: return "xor";
     case Codec::kAdaptive: return "adaptive";
     case Codec::kCompact: return "compact";
+    case Codec::kDictionary: return "dictionary";
   }
   return "?";
 }
@@ -69,7 +73,7 @@ struct Options {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "codec-bench: %s\nusage: codec-bench [--type float|double] "
-               "[--codec alp|gorilla|xor|adaptive|compact|all] "
+               "[--codec alp|gorilla|xor|adaptive|compact|dictionary|all] "
                "[--pattern decimal|smooth|random|constant|all] "
                "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
                "[--cpuprofile FILE]\n",
@@ -97,10 +101,12 @@ Options Parse(int argc, char** argv) {
       else if (v == "xor") o.codecs.push_back(Codec::kXor);
       else if (v == "adaptive") o.codecs.push_back(Codec::kAdaptive);
       else if (v == "compact") o.codecs.push_back(Codec::kCompact);
+      else if (v == "dictionary") o.codecs.push_back(Codec::kDictionary);
       else if (v == "all") {
-        o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kXor, Codec::kAdaptive, Codec::kCompact};
+        o.codecs = {Codec::kAlp,     Codec::kGorilla, Codec::kXor,
+                    Codec::kAdaptive, Codec::kCompact, Codec::kDictionary};
       }
-      else Usage("--codec takes alp, gorilla, xor, adaptive or all");
+      else Usage("--codec takes alp, gorilla, xor, adaptive, compact, dictionary or all");
     } else if (arg == "--pattern") {
       const std::string v = value();
       pattern_given = true;
@@ -192,6 +198,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kXor: return EncodeDoublesAs(FloatEncoding::kXorGroups, v, hint, ws, out);
       case Codec::kAdaptive: return EncodeDoubles(v, hint, ws, out);
       case Codec::kCompact: return EncodeDoublesCompact(v, hint, ws, out);
+      case Codec::kDictionary: return EncodeDoublesAs(FloatEncoding::kDictionary, v, hint, ws, out);
     }
   } else {
     switch (codec) {
@@ -200,6 +207,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kXor: return EncodeFloatsAs(FloatEncoding::kXorGroups, v, hint, ws, out);
       case Codec::kAdaptive: return EncodeFloats(v, hint, ws, out);
       case Codec::kCompact: return EncodeFloatsAs(FloatEncoding::kAlpZstd, v, hint, ws, out);
+      case Codec::kDictionary: return EncodeFloatsAs(FloatEncoding::kDictionary, v, hint, ws, out);
     }
   }
   return {};
@@ -410,7 +418,7 @@ bool RunCase(const Options& o, const std::string& type, const std::string& name,
     ok = ok && row.verified;
     if (c == Codec::kGorilla && !show_gorilla) continue;
     const double bytes = sizeof(T);
-    std::printf("%-6s %-8s %-28s %8.2f %8.0f %8.2f %8.0f %7.2f %7.2fx %7.2fx %6.3f  %-4s %s\n",
+    std::printf("%-6s %-10s %-28s %8.2f %8.0f %8.2f %8.0f %7.2f %7.2fx %7.2fx %6.3f  %-4s %s\n",
                 type.c_str(), CodecName(c), name.c_str(), row.encode_ns,
                 bytes * 1e3 / row.encode_ns, row.decode_ns, bytes * 1e3 / row.decode_ns,
                 row.bits_per_value, PairedRatio(gorilla.encode_trial_ns, row.encode_trial_ns),
@@ -420,7 +428,7 @@ bool RunCase(const Options& o, const std::string& type, const std::string& name,
     if (c == Codec::kAlp) {
       double s, e, p;
       AlpPhases(data, ws, &s, &e, &p);
-      std::printf("%-6s %-8s %-28s   alp encode phases per value: search %.3f ns, encode %.3f ns, "
+      std::printf("%-6s %-10s %-28s   alp encode phases per value: search %.3f ns, encode %.3f ns, "
                   "pack %.3f ns (per block: %.2f / %.2f / %.2f us)\n",
                   type.c_str(), "", name.c_str(), s, e, p, s * kBlock / 1e3, e * kBlock / 1e3,
                   p * kBlock / 1e3);
@@ -468,7 +476,7 @@ int main(int argc, char** argv) {
               "over trials of Gorilla's time over this row's in the same trial; size/G: size "
               "over Gorilla's\n",
               simd::ActiveKernels().name, kBlock, kTrials);
-  std::printf("%-6s %-8s %-28s %8s %8s %8s %8s %7s %8s %8s %6s  %-4s %s\n", "type", "codec",
+  std::printf("%-6s %-10s %-28s %8s %8s %8s %8s %7s %8s %8s %6s  %-4s %s\n", "type", "codec",
               "data", "enc_ns/v", "enc_MB/s", "dec_ns/v", "dec_MB/s", "bits/v", "enc_vsG",
               "dec_vsG", "size/G", "rt", "encodings");
   bool ok = true;

@@ -159,7 +159,8 @@ bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& 
                         codec::Workspace& ws, std::string* out) noexcept {
   ChunkHeader h;
   if (!ParseChunkHeader(chunk, &h).ok() || h.type != ValueType::kFloat ||
-      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpZstd)) {
+      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpZstd) ||
+      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kDictionary)) {
     return false;
   }
   const std::size_t n = h.count;

@@ -1,5 +1,6 @@
 #include "codec/block_info.h"
 
+#include <bit>
 #include <string>
 
 #include "codec/format.h"
@@ -57,6 +58,17 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
       info->dictionary_size = src[kAlpRdDictionarySizeOffset];
       info->exception_count = LoadLe<std::uint16_t>(src.data() + kAlpRdExceptionCountOffset);
       break;
+    case FloatEncoding::kDictionary: {
+      if (src.size() < kDictionaryHeaderBytes) {
+        return TooShort(info->encoding, src.size(), kDictionaryHeaderBytes);
+      }
+      const std::size_t distinct = LoadLe<std::uint16_t>(src.data() + kDictionarySizeOffset);
+      info->dictionary_size = distinct;
+      info->has_bit_width = true;
+      info->bit_width =
+          distinct <= 1 ? 0 : static_cast<std::uint8_t>(std::bit_width(distinct - 1));
+      break;
+    }
     case FloatEncoding::kRaw:
     case FloatEncoding::kConstant:
     case FloatEncoding::kGorilla:

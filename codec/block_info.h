@@ -25,11 +25,12 @@ struct FloatBlockInfo {
   bool has_alp_params = false;
   std::uint8_t alp_exponent = 0;
   std::uint8_t alp_factor = 0;
-  // Bits per packed integer: ALP's FFOR width (kAlp, kAlpDelta), ALP-RD's right part width.
+  // Bits per packed integer: ALP's FFOR width (kAlp, kAlpDelta), ALP-RD's right part width, a
+  // dictionary block's index width.
   bool has_bit_width = false;
   std::uint8_t bit_width = 0;
-  // ALP-RD's left-part dictionary entries.
-  std::uint8_t dictionary_size = 0;
+  // ALP-RD's left-part dictionary entries; a dictionary block's distinct values.
+  std::size_t dictionary_size = 0;
   // Values stored beside the packed integers (ALP, ALP-RD); 0 for the other encodings.
   std::size_t exception_count = 0;
 };

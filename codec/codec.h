@@ -31,9 +31,10 @@ enum class FloatEncoding : std::uint8_t {
   kAlpRd = 4,
   kGorilla = 5,
   kXorGroups = 6,
-  kAlpZstd = 7,  // ALP integers as varints through zstd (background rewrites)
+  kAlpZstd = 7,     // ALP integers as varints through zstd (background rewrites)
+  kDictionary = 8,  // distinct values as a nested block, then indexes (background rewrites)
 };
-inline constexpr int kFloatEncodingCount = 8;
+inline constexpr int kFloatEncodingCount = 9;
 
 // A short stable name ("alp", "gorilla", ...) for metrics and reports.
 const char* FloatEncodingName(FloatEncoding e) noexcept;
@@ -56,9 +57,9 @@ EncodeResult EncodeDoubles(std::span<const double> values, SeriesHint& hint, Wor
 EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Workspace& ws,
                           std::span<std::uint8_t> out) noexcept;
 
-// Encodes for long-term storage: EncodeDoubles' choice, or ALP through zstd (kAlpZstd) when that
-// is smaller. Several times slower than EncodeDoubles: meant for background rewrites of sealed
-// chunks, not the ingest path. REQUIRES: as for EncodeDoubles.
+// Encodes for long-term storage: EncodeDoubles' choice, ALP through zstd (kAlpZstd) or a
+// dictionary of the distinct values (kDictionary), whichever is smallest. Several times slower
+// than EncodeDoubles: meant for background rewrites of sealed chunks, not the ingest path. REQUIRES: as for EncodeDoubles.
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
                                   std::span<std::uint8_t> out) noexcept;
 

@@ -180,7 +180,8 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kXorGroups: return EncodeXorGroups<T, false>(values, out);
     case FloatEncoding::kConstant: return EncodeConstant(values, out);
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
-    case FloatEncoding::kAlpZstd: break;  // not a candidate of the chooser
+    case FloatEncoding::kAlpZstd:  // the compact encodings are not candidates of the chooser
+    case FloatEncoding::kDictionary: break;
   }
   return 0;
 }
@@ -403,7 +404,8 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
     case FloatEncoding::kXorGroups: return EncodeXorGroups<T, false>(values, bounded);
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
     case FloatEncoding::kConstant:
-    case FloatEncoding::kAlpZstd: break;
+    case FloatEncoding::kAlpZstd:
+    case FloatEncoding::kDictionary: break;
   }
   return 0;
 }
@@ -429,7 +431,8 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
     }
     case FloatEncoding::kConstant:
     case FloatEncoding::kRaw:
-    case FloatEncoding::kAlpZstd: break;
+    case FloatEncoding::kAlpZstd:
+    case FloatEncoding::kDictionary: break;
   }
   return SIZE_MAX;
 }
@@ -466,7 +469,8 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
       break;
     case FloatEncoding::kConstant:
     case FloatEncoding::kRaw:
-    case FloatEncoding::kAlpZstd: break;
+    case FloatEncoding::kAlpZstd:
+    case FloatEncoding::kDictionary: break;
   }
   if (candidate_bytes == 0) return false;
   std::memcpy(out.data(), ws.bytes, candidate_bytes);
@@ -740,6 +744,56 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
   return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0, too_big));
 }
 
+// The compact encoding without the dictionary: EncodeDoubles' choice, or ALP through zstd when
+// that is smaller (the dictionary's nested block is encoded this way).
+EncodeResult EncodeWithoutDictionary(std::span<const double> values, SeriesHint& hint,
+                                     Workspace& ws, std::span<std::uint8_t> out) {
+  const EncodeResult chosen = EncodeAdaptive(values, hint, ws, out);
+  if (chosen.encoding == FloatEncoding::kConstant || chosen.bytes <= kAlpZstdHeaderBytes) {
+    return chosen;
+  }
+  // The chooser's search left the block's best exponent/factor pairs in the hint.
+  const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
+  const std::size_t room = std::min(chosen.bytes - 1, sizeof ws.bytes);
+  const std::size_t bytes =
+      EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, std::span(ws.bytes, room));
+  if (bytes == 0 || bytes >= chosen.bytes) return chosen;
+  std::memcpy(out.data(), ws.bytes, bytes);
+  return {bytes, FloatEncoding::kAlpZstd};
+}
+
+// Bytes for a nested dictionary block or a whole dictionary block of a full block of doubles.
+constexpr std::size_t kDictionaryBlockRoom = kEncodedSlackBytes + kBlockCapacity * 8;
+
+// A dictionary block into `out` when it fits; 0 otherwise. The dictionary (sorted distinct values)
+// is encoded with a fresh hint: compact for doubles, adaptive for floats. It is sorted and encoded
+// only when the indexes, with a bit per distinct value, leave room for it.
+template <typename T>
+std::size_t EncodeWithDictionary(std::span<const T> values, Workspace& ws,
+                                 std::span<std::uint8_t> out) {
+  const std::size_t n = values.size();
+  alignas(64) T dictionary[kBlockCapacity];
+  std::uint16_t indexes[kBlockCapacity];
+  const std::span<std::uint16_t> index_span(indexes, n);
+  const std::size_t distinct = FindDistinct(values, dictionary, indexes);
+  if (distinct == n) return 0;  // no value repeats: the dictionary is the block again
+  const std::size_t floor_bytes =
+      DictionaryIndexBytes(n, distinct, CountRuns(index_span)) + distinct / 8;
+  if (floor_bytes >= out.size()) return 0;
+  SortDictionary(dictionary, distinct, index_span);
+  alignas(64) std::uint8_t nested[kDictionaryBlockRoom];
+  const std::span<const T> sorted(dictionary, distinct);
+  SeriesHint fresh;
+  EncodeResult block;
+  if constexpr (sizeof(T) == 8) {
+    block = EncodeWithoutDictionary(sorted, fresh, ws, nested);
+  } else {
+    block = EncodeAdaptive(sorted, fresh, ws, std::span<std::uint8_t>(nested));
+  }
+  return EncodeDictionary(index_span, distinct,
+                          std::span<const std::uint8_t>(nested, block.bytes), ws, out);
+}
+
 template <typename T>
 EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, SeriesHint& hint,
                           Workspace& ws, std::span<std::uint8_t> out) {
@@ -770,6 +824,9 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
       bytes = EncodeAlpZstd<T>(values, alp.exponent, alp.factor, ws, bounded);
       break;
     }
+    case FloatEncoding::kDictionary:
+      bytes = EncodeWithDictionary(values, ws, bounded);
+      break;
     case FloatEncoding::kRaw: break;
   }
   if (bytes == 0) {
@@ -791,6 +848,7 @@ const char* FloatEncodingName(FloatEncoding e) noexcept {
     case FloatEncoding::kGorilla: return "gorilla";
     case FloatEncoding::kXorGroups: return "xor_groups";
     case FloatEncoding::kAlpZstd: return "alp_zstd";
+    case FloatEncoding::kDictionary: return "dictionary";
   }
   return "unknown";
 }
@@ -817,18 +875,14 @@ EncodeResult EncodeDoublesAs(FloatEncoding encoding, std::span<const double> val
 
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
                                   std::span<std::uint8_t> out) noexcept {
-  const EncodeResult chosen = EncodeDoubles(values, hint, ws, out);
-  if (chosen.encoding == FloatEncoding::kConstant || chosen.bytes <= kAlpZstdHeaderBytes) {
-    return chosen;
-  }
-  // The chooser's search left the block's best exponent/factor pairs in the hint.
-  const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
-  const std::size_t room = std::min(chosen.bytes - 1, sizeof ws.bytes);
+  const EncodeResult chosen = EncodeWithoutDictionary(values, hint, ws, out);
+  if (chosen.encoding == FloatEncoding::kConstant) return chosen;
+  alignas(64) std::uint8_t block[kDictionaryBlockRoom];
   const std::size_t bytes =
-      EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, std::span(ws.bytes, room));
-  if (bytes == 0 || bytes >= chosen.bytes) return chosen;
-  std::memcpy(out.data(), ws.bytes, bytes);
-  return {bytes, FloatEncoding::kAlpZstd};
+      EncodeWithDictionary(values, ws, std::span(block, std::min(chosen.bytes - 1, sizeof block)));
+  if (bytes == 0) return chosen;
+  std::memcpy(out.data(), block, bytes);
+  return {bytes, FloatEncoding::kDictionary};
 }
 
 EncodeResult EncodeFloatsAs(FloatEncoding encoding, std::span<const float> values,

@@ -452,6 +452,8 @@ Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspac
       return DecodeXorGroups(src, out, ws);
     case FloatEncoding::kAlpZstd:
       return DecodeAlpZstd(src, out, ws);
+    case FloatEncoding::kDictionary:
+      return DecodeDictionary(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }

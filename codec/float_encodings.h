@@ -73,6 +73,48 @@ std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned
 template <typename T>
 Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
+// ---- Dictionary ----------------------------------------------------------------------------
+// Blocks that repeat a few hundred distinct values (prices, sensor readings, coordinates that
+// recur) store each distinct value once, sorted, as a nested block of any other encoding, and the
+// block as indexes into it: one per value, or one per run of equal values behind a bitmap of where
+// runs start. Sorting turns the dictionary into small deltas for ALP.
+
+// The distinct bit patterns of `values` in the order they first occur, into `distinct_values`
+// (room for values.size()), and each value's number among them into `indexes`; returns how many
+// there are. -0.0 and 0.0, and NaNs with different payloads, are distinct.
+template <typename T>
+std::size_t FindDistinct(std::span<const T> values, T* distinct_values,
+                         std::uint16_t* indexes) noexcept;
+
+// Sorts FindDistinct's values into numeric order (negative values first, NaNs at the ends) and
+// renumbers `indexes` to match.
+template <typename T>
+void SortDictionary(T* distinct_values, std::size_t distinct,
+                    std::span<std::uint16_t> indexes) noexcept;
+
+// Runs of equal indexes.
+std::size_t CountRuns(std::span<const std::uint16_t> indexes) noexcept;
+
+// The smallest a dictionary block of `count` values with `distinct` distinct values and `runs`
+// runs can be, before its dictionary: header, then the cheaper of one index per value and a run
+// bitmap with one index per run.
+std::size_t DictionaryIndexBytes(std::size_t count, std::size_t distinct, std::size_t runs) noexcept;
+
+// Writes a dictionary block of indexes.size() values: `indexes` into a dictionary of `distinct`
+// values encoded as `dictionary_block`. Returns the bytes written, 0 when it does not fit in
+// `out`. REQUIRES: every index < distinct; dictionary_block is a non-dictionary block of
+// `distinct` values.
+std::size_t EncodeDictionary(std::span<const std::uint16_t> indexes, std::size_t distinct,
+                             std::span<const std::uint8_t> dictionary_block, Workspace& ws,
+                             std::span<std::uint8_t> out) noexcept;
+
+// Decodes a kDictionary block. REQUIRES: a checked header. Corruption on a bad count, flag,
+// length, bitmap or index, and on a nested block that is a dictionary or does not decode (reported
+// with the context "dictionary").
+template <typename T>
+Status DecodeDictionary(std::span<const std::uint8_t> src, std::span<T> out,
+                        Workspace& ws) noexcept;
+
 // ---- ALP-RD --------------------------------------------------------------------------------
 
 struct AlpRdPlan {

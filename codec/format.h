@@ -80,6 +80,15 @@ inline constexpr std::uint16_t kXorBitmapFlag = 0x80;
 inline constexpr unsigned kXorShiftOffset = 8;
 inline constexpr std::uint16_t kXorReservedMask = 0xc000;
 inline constexpr std::size_t kXorBitmapBytes = 4;
+// Dictionary: header, distinct value count D (u16), flags (bit 0: a run bitmap follows the
+// dictionary), the dictionary block's bytes (u16); then the dictionary (a nested value block of D
+// values, never itself a dictionary), the run bitmap when flagged, and the packed indexes.
+inline constexpr std::size_t kDictionaryHeaderBytes = kBlockHeaderBytes + 2 + 1 + 2;
+inline constexpr std::size_t kDictionarySizeOffset = kBlockHeaderBytes;
+inline constexpr std::size_t kDictionaryFlagsOffset = kDictionarySizeOffset + 2;
+inline constexpr std::size_t kDictionaryBlockBytesOffset = kDictionaryFlagsOffset + 1;
+static_assert(kDictionaryBlockBytesOffset + 2 == kDictionaryHeaderBytes);
+inline constexpr std::uint8_t kDictionaryRunsFlag = 1;
 
 // The encoding of an integer block. Stored as the first byte of every integer block.
 // persisted: never renumber

@@ -17,6 +17,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DINGOT_FUZZ=ON
   -DINGOT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
 ninja -C "$build" -j2 fuzz_decode_doubles fuzz_decode_floats fuzz_decode_ints fuzz_decode_alp_zstd \
+  fuzz_decode_dictionary \
   fuzz_line_protocol fuzz_promql fuzz_http_request fuzz_remote_write
 failed=""
 # run NAME MAX_LEN [libFuzzer flags...]
@@ -33,7 +34,11 @@ run() {
     failed="${failed} ${name}"
   fi
 }
-for f in doubles floats ints alp_zstd; do
+# The dictionary decoder starts from two hand-made blocks (tests/fuzz/dictionary_seeds/: the
+# count, then the block after its encoding byte and count), one per index layout.
+mkdir -p "${build}/corpus_decode_dictionary"
+cp "${root}"/tests/fuzz/dictionary_seeds/*.bin "${build}/corpus_decode_dictionary/"
+for f in doubles floats ints alp_zstd dictionary; do
   run "decode_${f}" 9000
 done
 for f in line_protocol promql http_request; do
