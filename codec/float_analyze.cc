@@ -30,6 +30,9 @@ constexpr int kFinalists = 5;
 constexpr int kShortlist = 8;
 // Values in the full search's sample.
 constexpr std::size_t kSearchSampleSize = 64;
+// A delta window more than this fraction (1 / divisor) above the plain sample's cost marks delta
+// coding as far behind: a first block is then written plain, without the delta pass.
+constexpr std::uint64_t kDeltaFarBehindDivisor = 2;
 
 template <typename T>
 std::size_t TakeSample(std::span<const T> values, T* sample) {
@@ -479,7 +482,8 @@ AlpRdPlan AnalyzeAlpRdForSplit(std::span<const T> values, unsigned right_bits) n
 }
 
 template <typename T>
-std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint) noexcept {
+std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint,
+                                AlpMode* mode) noexcept {
   const simd::Kernels& kernels = simd::ActiveKernels();
   T sample[kSampleSize];
   const std::size_t n = values.size();
@@ -492,7 +496,11 @@ std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hin
   const unsigned e = pick.best.e;
   const unsigned f = pick.best.f;
   // Delta coding needs neighbours: a contiguous window from the middle of the block.
-  bits = std::min(bits, DeltaWindowBits(kernels, values, e, f));
+  const std::uint64_t delta_bits = DeltaWindowBits(kernels, values, e, f);
+  if (mode != nullptr) {
+    *mode = delta_bits > bits + bits / kDeltaFarBehindDivisor ? AlpMode::kPlain : AlpMode::kSmaller;
+  }
+  bits = std::min(bits, delta_bits);
   return kAlpHeaderBytes + static_cast<std::size_t>(bits * n / count / 8);
 }
 
@@ -519,10 +527,10 @@ template AlpRdPlan AnalyzeAlpRd<double>(std::span<const double>) noexcept;
 template AlpRdPlan AnalyzeAlpRd<float>(std::span<const float>) noexcept;
 template AlpRdPlan AnalyzeAlpRdForSplit<double>(std::span<const double>, unsigned) noexcept;
 template AlpRdPlan AnalyzeAlpRdForSplit<float>(std::span<const float>, unsigned) noexcept;
-template std::size_t EstimateAlpWithHint<double>(std::span<const double>,
-                                                 const SeriesHint&) noexcept;
-template std::size_t EstimateAlpWithHint<float>(std::span<const float>,
-                                                const SeriesHint&) noexcept;
+template std::size_t EstimateAlpWithHint<double>(std::span<const double>, const SeriesHint&,
+                                                 AlpMode*) noexcept;
+template std::size_t EstimateAlpWithHint<float>(std::span<const float>, const SeriesHint&,
+                                                AlpMode*) noexcept;
 template bool IsConstantBlock<double>(std::span<const double>) noexcept;
 template bool IsConstantBlock<float>(std::span<const float>) noexcept;
 

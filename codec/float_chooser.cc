@@ -173,7 +173,7 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
   switch (encoding) {
     case FloatEncoding::kAlp:
     case FloatEncoding::kAlpDelta:
-      return EncodeAlp<T, false>(values, alp.exponent, alp.factor, AlpMode::kSmaller, ws, out,
+      return EncodeAlp<T, false>(values, alp.exponent, alp.factor, alp.mode, ws, out,
                                  written);
     case FloatEncoding::kAlpRd: return EncodeAlpRd<T, false>(values, rd, ws, out);
     case FloatEncoding::kGorilla: return EncodeGorilla<T, false>(values, out);
@@ -620,10 +620,11 @@ EncodeResult ChooseFirstBlock(std::span<const T> values, SeriesHint& hint, Works
   const std::size_t gorilla = EstimateGorilla(values, kGorillaCheckWindow);
   const std::size_t xor_groups = EstimateXorGroups(values, kXorCheckWindow);
   const std::size_t rival = std::min({gorilla, xor_groups, raw_bytes});
-  const AlpChoice alp = SearchAlpExponents(
+  AlpChoice alp = SearchAlpExponents(
       values, hint, ws, static_cast<double>(rival) * 8 / static_cast<double>(n),
       /*for_encode=*/true);
-  const std::size_t alp_estimate = EstimateAlpWithHint(values, hint);
+  // Blocks whose neighbours are far apart (counts, prices that jump) skip the delta pass.
+  const std::size_t alp_estimate = EstimateAlpWithHint(values, hint, &alp.mode);
   options[count++] = {FloatEncoding::kAlp, alp_estimate};
   options[count++] = {FloatEncoding::kXorGroups, xor_groups};
   options[count++] = {FloatEncoding::kGorilla, gorilla + gorilla / kGorillaDisplaceDivisor};

@@ -31,6 +31,9 @@ enum class AlpMode : std::uint8_t { kPlain, kDelta, kSmaller };
 struct AlpChoice {
   std::uint8_t exponent = 0;
   std::uint8_t factor = 0;
+  // How the block is to be written: kSmaller tries both, kPlain skips delta coding when the
+  // samples show it far behind.
+  AlpMode mode = AlpMode::kSmaller;
 };
 
 // Picks the exponent/factor for `values`: the hint's pairs on a 32-value sample first, a full
@@ -45,9 +48,11 @@ AlpChoice SearchAlpExponents(std::span<const T> values, SeriesHint& hint, Worksp
 
 // ALP's size for `values` with the best of the hint's pairs (no search): plain from a 32-value
 // strided sample, delta from a 32-value window of neighbours, the smaller of the two. A cheap
-// check that ALP did not become the better choice. SIZE_MAX without a hint.
+// check that ALP did not become the better choice. SIZE_MAX without a hint. `mode` (nullable)
+// receives kPlain when the delta window is half again the plain sample's size, else kSmaller.
 template <typename T>
-std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint) noexcept;
+std::size_t EstimateAlpWithHint(std::span<const T> values, const SeriesHint& hint,
+                                AlpMode* mode = nullptr) noexcept;
 
 // Encodes with the given exponent/factor; kSmaller writes plain or delta, whichever is smaller.
 // `chosen` (nullable) receives kAlp or kAlpDelta.
