@@ -2,13 +2,13 @@
 // 1024 values, on synthetic patterns and on data files, measured first and then verified.
 //
 //   codec-bench [--type float|double]
-//               [--codec alp|gorilla|xor|adaptive|compact|dictionary|all]
+//               [--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|all]
 //               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
 //               [--blocks N] [--isa scalar|avx2|avx512] [--cold] [--cpuprofile FILE]
 //
-// --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive, alp_zstd or
-// dictionary); --codec dictionary forces the dictionary encoding (raw when it cannot shrink the
-// block).
+// --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive, alp_zstd,
+// alp_radix or dictionary); --codec dictionary and --codec alp_radix force that encoding (raw when
+// it cannot shrink the block).
 // --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
 // also for multi-block files; without it each data set keeps one hint across its blocks.
 //
@@ -44,7 +44,7 @@ constexpr std::size_t kBlock = kBlockCapacity;
 // Each timing repeats the whole data set until at least this many values went through.
 constexpr std::size_t kMinValuesPerTiming = 4u << 20;
 
-enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact, kDictionary };
+enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact, kDictionary, kAlpRadix };
 
 // --cold: a fresh hint for every block. Set once by main before any measurement.
 bool g_cold_hints = false;
@@ -56,6 +56,7 @@ const char* CodecName(Codec c) {
     case Codec::kAdaptive: return "adaptive";
     case Codec::kCompact: return "compact";
     case Codec::kDictionary: return "dictionary";
+    case Codec::kAlpRadix: return "alp_radix";
   }
   return "?";
 }
@@ -73,7 +74,7 @@ struct Options {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "codec-bench: %s\nusage: codec-bench [--type float|double] "
-               "[--codec alp|gorilla|xor|adaptive|compact|dictionary|all] "
+               "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|all] "
                "[--pattern decimal|smooth|random|constant|all] "
                "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
                "[--cpuprofile FILE]\n",
@@ -102,11 +103,12 @@ Options Parse(int argc, char** argv) {
       else if (v == "adaptive") o.codecs.push_back(Codec::kAdaptive);
       else if (v == "compact") o.codecs.push_back(Codec::kCompact);
       else if (v == "dictionary") o.codecs.push_back(Codec::kDictionary);
+      else if (v == "alp_radix") o.codecs.push_back(Codec::kAlpRadix);
       else if (v == "all") {
-        o.codecs = {Codec::kAlp,     Codec::kGorilla, Codec::kXor,
-                    Codec::kAdaptive, Codec::kCompact, Codec::kDictionary};
+        o.codecs = {Codec::kAlp,     Codec::kGorilla, Codec::kXor,       Codec::kAdaptive,
+                    Codec::kCompact, Codec::kDictionary, Codec::kAlpRadix};
       }
-      else Usage("--codec takes alp, gorilla, xor, adaptive, compact, dictionary or all");
+      else Usage("--codec takes alp, gorilla, xor, adaptive, compact, dictionary, alp_radix or all");
     } else if (arg == "--pattern") {
       const std::string v = value();
       pattern_given = true;
@@ -199,6 +201,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kAdaptive: return EncodeDoubles(v, hint, ws, out);
       case Codec::kCompact: return EncodeDoublesCompact(v, hint, ws, out);
       case Codec::kDictionary: return EncodeDoublesAs(FloatEncoding::kDictionary, v, hint, ws, out);
+      case Codec::kAlpRadix: return EncodeDoublesAs(FloatEncoding::kAlpRadix, v, hint, ws, out);
     }
   } else {
     switch (codec) {
@@ -208,6 +211,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kAdaptive: return EncodeFloats(v, hint, ws, out);
       case Codec::kCompact: return EncodeFloatsAs(FloatEncoding::kAlpZstd, v, hint, ws, out);
       case Codec::kDictionary: return EncodeFloatsAs(FloatEncoding::kDictionary, v, hint, ws, out);
+      case Codec::kAlpRadix: return EncodeFloatsAs(FloatEncoding::kAlpRadix, v, hint, ws, out);
     }
   }
   return {};

@@ -1,11 +1,19 @@
 #include "codec/bit_packing.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "codec/simd/kernels.h"
 #include "codec/simd/lane_ops.h"
 
 namespace ingot::codec {
+
+namespace {
+// The widest field that a single 8-byte load starting at its first byte always holds (its first
+// bit is at most bit 7 of that byte).
+constexpr unsigned kOneLoadMaxWidth = 57;
+}  // namespace
 
 void PackInts(const std::uint64_t* in, std::size_t count, std::uint64_t base, unsigned width,
               std::uint64_t* scratch, std::uint8_t* out) noexcept {
@@ -47,6 +55,17 @@ void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, u
   std::memcpy(scratch, in, bytes);
   const std::uint64_t mask = simd::WidthMask(width);
   std::size_t bit = 0;
+  if (width <= kOneLoadMaxWidth) {
+    // Every field lies within the 8 bytes from its first byte: one unaligned load per value and
+    // no branch. The zeroed word past the stream keeps the last loads inside `scratch`.
+    const auto* bytes_in = reinterpret_cast<const std::uint8_t*>(scratch);
+    for (std::size_t i = 0; i < count; ++i, bit += width) {
+      std::uint64_t w;
+      std::memcpy(&w, bytes_in + bit / 8, sizeof w);
+      out[i] = ((w >> (bit % 8)) & mask) + base;
+    }
+    return;
+  }
   for (std::size_t i = 0; i < count; ++i, bit += width) {
     const std::size_t w = bit / 64;
     const unsigned s = bit % 64;
@@ -54,6 +73,111 @@ void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, u
     if (s != 0 && s + width > 64) v |= scratch[w + 1] << (64 - s);
     out[i] = (v & mask) + base;
   }
+}
+
+namespace {
+
+// range^digits, or 0 when it passes 2^32.
+std::uint64_t RadixPower(std::uint64_t range, unsigned digits) {
+  std::uint64_t p = 1;
+  for (unsigned d = 0; d < digits; ++d) {
+    p *= range;
+    if (p > kMaxRadixRange) return 0;
+  }
+  return p;
+}
+
+// Quotient by a divisor below 2^32 for a dividend below 2^32: one multiplication by a 64-bit
+// reciprocal (exact for these widths: Lemire, Kaser and Kurz, "Faster remainder by direct
+// computation", 2019).
+struct Divider {
+  std::uint64_t reciprocal;
+  explicit Divider(std::uint64_t d) : reciprocal(~std::uint64_t{0} / d + 1) {}
+  std::uint64_t Quotient(std::uint64_t n) const {
+    __extension__ using U128 = unsigned __int128;
+    return static_cast<std::uint64_t>((static_cast<U128>(reciprocal) * n) >> 64);
+  }
+};
+
+}  // namespace
+
+RadixGroup ChooseRadixGroup(std::uint64_t range) noexcept {
+  if (range <= 1) return {1, 0};
+  RadixGroup best{1, static_cast<unsigned>(std::bit_width(range - 1))};
+  for (unsigned digits = 2; digits <= 32; ++digits) {
+    const std::uint64_t p = RadixPower(range, digits);
+    if (p == 0) break;
+    const auto bits = static_cast<unsigned>(std::bit_width(p - 1));
+    if (bits * best.digits < best.bits * digits) best = {digits, bits};
+  }
+  return best;
+}
+
+std::size_t RadixPackedBytes(std::size_t count, std::uint64_t range) noexcept {
+  const RadixGroup g = ChooseRadixGroup(range);
+  const std::size_t fields = (count + g.digits - 1) / g.digits;
+  return (fields * g.bits + 7) / 8;
+}
+
+void PackRadix(const std::uint64_t* in, std::size_t count, std::uint64_t base,
+               std::uint64_t range, std::uint8_t* out) noexcept {
+  const RadixGroup g = ChooseRadixGroup(range);
+  if (g.bits == 0) return;
+  std::uint64_t acc = 0;  // bits not yet written, from bit 0
+  unsigned pending = 0;
+  for (std::size_t i = 0; i < count; i += g.digits) {
+    const std::size_t end = std::min(count, i + g.digits);
+    std::uint64_t field = 0;
+    for (std::size_t j = end; j-- > i;) field = field * range + (in[j] - base);
+    acc |= field << pending;
+    pending += g.bits;
+    while (pending >= 8) {
+      *out++ = static_cast<std::uint8_t>(acc);
+      acc >>= 8;
+      pending -= 8;
+    }
+  }
+  if (pending > 0) *out = static_cast<std::uint8_t>(acc);
+}
+
+bool UnpackRadix(const std::uint8_t* in, std::size_t count, std::uint64_t base,
+                 std::uint64_t range, std::uint64_t* scratch, std::uint64_t* out) noexcept {
+  const RadixGroup g = ChooseRadixGroup(range);
+  if (g.bits == 0) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = base;
+    return true;
+  }
+  const std::size_t fields = (count + g.digits - 1) / g.digits;
+  const std::size_t bytes = (fields * g.bits + 7) / 8;
+  // A copy with a zeroed word past the stream: every field is one 8-byte load from its first byte.
+  scratch[bytes / 8] = 0;
+  std::memcpy(scratch, in, bytes);
+  const auto* stream = reinterpret_cast<const std::uint8_t*>(scratch);
+  const std::uint64_t mask = simd::WidthMask(g.bits);
+  const Divider divider(range);
+  const std::uint64_t full_limit = RadixPower(range, g.digits);
+  std::uint64_t past = 0;  // nonzero when some field holds a number past its digits
+  std::size_t bit = 0;
+  std::size_t i = 0;
+  for (std::size_t f = 0; f < fields; ++f, bit += g.bits) {
+    std::uint64_t w;
+    std::memcpy(&w, stream + bit / 8, sizeof w);
+    std::uint64_t field = (w >> (bit % 8)) & mask;
+    const std::size_t digits = std::min<std::size_t>(g.digits, count - i);
+    const std::uint64_t limit =
+        digits == g.digits ? full_limit : RadixPower(range, static_cast<unsigned>(digits));
+    past |= field >= limit ? 1u : 0u;
+    for (std::size_t d = 1; d < digits; ++d) {
+      const std::uint64_t q = divider.Quotient(field);
+      out[i++] = field - q * range + base;
+      field = q;
+    }
+    out[i++] = field + base;
+  }
+  // full_limit is 2^32 only for one 32-bit digit, which no field can pass.
+  const unsigned tail = static_cast<unsigned>(fields * g.bits % 8);
+  const bool clean_tail = tail == 0 || (stream[bytes - 1] >> tail) == 0;
+  return past == 0 && clean_tail;
 }
 
 }  // namespace ingot::codec

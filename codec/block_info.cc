@@ -41,14 +41,16 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
       break;
     }
     case FloatEncoding::kAlpZstd:
-      if (src.size() < kAlpZstdHeaderBytes) {
-        return TooShort(info->encoding, src.size(), kAlpZstdHeaderBytes);
-      }
+    case FloatEncoding::kAlpRadix: {
+      const std::size_t header = info->encoding == FloatEncoding::kAlpZstd ? kAlpZstdHeaderBytes
+                                                                           : kAlpRadixHeaderBytes;
+      if (src.size() < header) return TooShort(info->encoding, src.size(), header);
       info->has_alp_params = true;
       info->alp_exponent = src[kAlpZstdExponentOffset];
       info->alp_factor = src[kAlpZstdFactorOffset];
       info->exception_count = LoadLe<std::uint16_t>(src.data() + kAlpZstdExceptionCountOffset);
       break;
+    }
     case FloatEncoding::kAlpRd:
       if (src.size() < kAlpRdHeaderBytes) {
         return TooShort(info->encoding, src.size(), kAlpRdHeaderBytes);

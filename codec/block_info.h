@@ -21,7 +21,7 @@ namespace ingot::codec {
 struct FloatBlockInfo {
   FloatEncoding encoding = FloatEncoding::kRaw;
   std::size_t count = 0;
-  // Set for the ALP encodings (kAlp, kAlpDelta, kAlpZstd).
+  // Set for the ALP encodings (kAlp, kAlpDelta, kAlpZstd, kAlpRadix).
   bool has_alp_params = false;
   std::uint8_t alp_exponent = 0;
   std::uint8_t alp_factor = 0;

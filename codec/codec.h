@@ -33,8 +33,9 @@ enum class FloatEncoding : std::uint8_t {
   kXorGroups = 6,
   kAlpZstd = 7,     // ALP integers as varints through zstd (background rewrites)
   kDictionary = 8,  // distinct values as a nested block, then indexes (background rewrites)
+  kAlpRadix = 9,    // ALP integers as digits of their range, several to a field (background rewrites)
 };
-inline constexpr int kFloatEncodingCount = 9;
+inline constexpr int kFloatEncodingCount = 10;
 
 // A short stable name ("alp", "gorilla", ...) for metrics and reports.
 const char* FloatEncodingName(FloatEncoding e) noexcept;
@@ -57,8 +58,8 @@ EncodeResult EncodeDoubles(std::span<const double> values, SeriesHint& hint, Wor
 EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Workspace& ws,
                           std::span<std::uint8_t> out) noexcept;
 
-// Encodes for long-term storage: EncodeDoubles' choice, ALP through zstd (kAlpZstd) or a
-// dictionary of the distinct values (kDictionary), whichever is smallest. Several times slower
+// Encodes for long-term storage: EncodeDoubles' choice, ALP through zstd (kAlpZstd), ALP as radix
+// digits (kAlpRadix) or a dictionary of the distinct values (kDictionary), whichever is smallest. Several times slower
 // than EncodeDoubles: meant for background rewrites of sealed chunks, not the ingest path. REQUIRES: as for EncodeDoubles.
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
                                   std::span<std::uint8_t> out) noexcept;

@@ -181,7 +181,8 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kConstant: return EncodeConstant(values, out);
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
     case FloatEncoding::kAlpZstd:  // the compact encodings are not candidates of the chooser
-    case FloatEncoding::kDictionary: break;
+    case FloatEncoding::kDictionary:
+    case FloatEncoding::kAlpRadix: break;
   }
   return 0;
 }
@@ -405,7 +406,8 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
     case FloatEncoding::kConstant:
     case FloatEncoding::kAlpZstd:
-    case FloatEncoding::kDictionary: break;
+    case FloatEncoding::kDictionary:
+    case FloatEncoding::kAlpRadix: break;
   }
   return 0;
 }
@@ -432,7 +434,8 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kConstant:
     case FloatEncoding::kRaw:
     case FloatEncoding::kAlpZstd:
-    case FloatEncoding::kDictionary: break;
+    case FloatEncoding::kDictionary:
+    case FloatEncoding::kAlpRadix: break;
   }
   return SIZE_MAX;
 }
@@ -470,7 +473,8 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
     case FloatEncoding::kConstant:
     case FloatEncoding::kRaw:
     case FloatEncoding::kAlpZstd:
-    case FloatEncoding::kDictionary: break;
+    case FloatEncoding::kDictionary:
+    case FloatEncoding::kAlpRadix: break;
   }
   if (candidate_bytes == 0) return false;
   std::memcpy(out.data(), ws.bytes, candidate_bytes);
@@ -745,22 +749,32 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
   return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0, too_big));
 }
 
-// The compact encoding without the dictionary: EncodeDoubles' choice, or ALP through zstd when
-// that is smaller (the dictionary's nested block is encoded this way).
+// The compact encoding without the dictionary: EncodeDoubles' choice, or ALP through zstd or as
+// radix digits when one is smaller (the dictionary's nested block is encoded this way).
 EncodeResult EncodeWithoutDictionary(std::span<const double> values, SeriesHint& hint,
                                      Workspace& ws, std::span<std::uint8_t> out) {
   const EncodeResult chosen = EncodeAdaptive(values, hint, ws, out);
-  if (chosen.encoding == FloatEncoding::kConstant || chosen.bytes <= kAlpZstdHeaderBytes) {
+  if (chosen.encoding == FloatEncoding::kConstant || chosen.bytes <= kAlpRadixHeaderBytes) {
     return chosen;
   }
   // The chooser's search left the block's best exponent/factor pairs in the hint.
   const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
-  const std::size_t room = std::min(chosen.bytes - 1, sizeof ws.bytes);
-  const std::size_t bytes =
-      EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, std::span(ws.bytes, room));
-  if (bytes == 0 || bytes >= chosen.bytes) return chosen;
-  std::memcpy(out.data(), ws.bytes, bytes);
-  return {bytes, FloatEncoding::kAlpZstd};
+  EncodeResult best = chosen;
+  // Each candidate goes to ws.bytes, bounded by the best so far, and replaces it when it fits.
+  const auto consider = [&](FloatEncoding encoding) {
+    const std::size_t room = std::min(best.bytes - 1, sizeof ws.bytes);
+    const std::span<std::uint8_t> scratch(ws.bytes, room);
+    const std::size_t bytes =
+        encoding == FloatEncoding::kAlpZstd
+            ? EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, scratch)
+            : EncodeAlpRadix<double>(values, alp.exponent, alp.factor, ws, scratch);
+    if (bytes == 0 || bytes >= best.bytes) return;
+    std::memcpy(out.data(), ws.bytes, bytes);
+    best = {bytes, encoding};
+  };
+  consider(FloatEncoding::kAlpRadix);
+  consider(FloatEncoding::kAlpZstd);
+  return best;
 }
 
 // Bytes for a nested dictionary block or a whole dictionary block of a full block of doubles.
@@ -828,6 +842,11 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
     case FloatEncoding::kDictionary:
       bytes = EncodeWithDictionary(values, ws, bounded);
       break;
+    case FloatEncoding::kAlpRadix: {
+      const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
+      bytes = EncodeAlpRadix<T>(values, alp.exponent, alp.factor, ws, bounded);
+      break;
+    }
     case FloatEncoding::kRaw: break;
   }
   if (bytes == 0) {
@@ -850,6 +869,7 @@ const char* FloatEncodingName(FloatEncoding e) noexcept {
     case FloatEncoding::kXorGroups: return "xor_groups";
     case FloatEncoding::kAlpZstd: return "alp_zstd";
     case FloatEncoding::kDictionary: return "dictionary";
+    case FloatEncoding::kAlpRadix: return "alp_radix";
   }
   return "unknown";
 }

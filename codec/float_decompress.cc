@@ -454,6 +454,8 @@ Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspac
       return DecodeAlpZstd(src, out, ws);
     case FloatEncoding::kDictionary:
       return DecodeDictionary(src, out, ws);
+    case FloatEncoding::kAlpRadix:
+      return DecodeAlpRadix(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }

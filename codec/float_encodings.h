@@ -78,6 +78,19 @@ std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned
 template <typename T>
 Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
+// ALP integers (deltas or offsets from the minimum, whichever packs smaller) as digits of their
+// range, several digits to a field of at most 32 bits: log2(range) bits per value where ALP spends
+// ⌈log2(range)⌉. 0 when it cannot represent the block (every value an exception, a range past
+// 2^32) or does not fit in `out`.
+template <typename T>
+std::size_t EncodeAlpRadix(std::span<const T> values, unsigned exponent, unsigned factor,
+                           Workspace& ws, std::span<std::uint8_t> out) noexcept;
+
+// Decodes a kAlpRadix block. REQUIRES: a checked header. Corruption on a bad field, varint,
+// length, packed field past its digits or exception position.
+template <typename T>
+Status DecodeAlpRadix(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
+
 // ---- Dictionary ----------------------------------------------------------------------------
 // Blocks that repeat a few hundred distinct values (prices, sensor readings, coordinates that
 // recur) store each distinct value once, sorted, as a nested block of any other encoding, and the

@@ -49,6 +49,10 @@ inline constexpr std::size_t kAlpZstdExceptionCountOffset = kAlpZstdFlagsOffset 
 inline constexpr std::size_t kAlpZstdBaseOffset = kAlpZstdExceptionCountOffset + 2;
 inline constexpr std::size_t kAlpZstdFrameBytesOffset = kAlpZstdBaseOffset + 8;
 static_assert(kAlpZstdFrameBytesOffset + 4 == kAlpZstdHeaderBytes);
+// ALP as radix digits: the ALP-through-zstd fields up to the exception count, then varints (see
+// codec/alp_compact.cc).
+inline constexpr std::size_t kAlpRadixHeaderBytes = kAlpZstdBaseOffset;
+
 // ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;
 // Byte offsets of the ALP-RD header's fields.
@@ -81,7 +85,7 @@ inline constexpr unsigned kXorShiftOffset = 8;
 inline constexpr std::uint16_t kXorReservedMask = 0xc000;
 inline constexpr std::size_t kXorBitmapBytes = 4;
 // Dictionary: header, distinct value count D (u16), flags (bit 0: a run bitmap follows the
-// dictionary), the dictionary block's bytes (u16); then the dictionary (a nested value block of D
+// dictionary; bit 1: radix-packed indexes), the dictionary block's bytes (u16); then the dictionary (a nested value block of D
 // values, never itself a dictionary), the run bitmap when flagged, and the packed indexes.
 inline constexpr std::size_t kDictionaryHeaderBytes = kBlockHeaderBytes + 2 + 1 + 2;
 inline constexpr std::size_t kDictionarySizeOffset = kBlockHeaderBytes;
@@ -89,6 +93,8 @@ inline constexpr std::size_t kDictionaryFlagsOffset = kDictionarySizeOffset + 2;
 inline constexpr std::size_t kDictionaryBlockBytesOffset = kDictionaryFlagsOffset + 1;
 static_assert(kDictionaryBlockBytesOffset + 2 == kDictionaryHeaderBytes);
 inline constexpr std::uint8_t kDictionaryRunsFlag = 1;
+// Flag bit 1: the indexes are radix-packed digits of D (codec/bit_packing.h) instead of FFOR.
+inline constexpr std::uint8_t kDictionaryRadixFlag = 2;
 
 // The encoding of an integer block. Stored as the first byte of every integer block.
 // persisted: never renumber

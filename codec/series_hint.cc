@@ -11,7 +11,7 @@ namespace {
 constexpr std::uint8_t kSavedHintFormat = 1;
 
 bool ValidEncoding(std::uint8_t e) {
-  return e == SeriesHint::kNoEncoding || e <= static_cast<std::uint8_t>(FloatEncoding::kDictionary);
+  return e == SeriesHint::kNoEncoding || e <= static_cast<std::uint8_t>(FloatEncoding::kAlpRadix);
 }
 
 }  // namespace

@@ -17,7 +17,8 @@ using testing::Pattern;
 constexpr FloatEncoding kEncodings[] = {
     FloatEncoding::kRaw,     FloatEncoding::kConstant, FloatEncoding::kAlp,
     FloatEncoding::kAlpDelta, FloatEncoding::kAlpRd,   FloatEncoding::kGorilla,
-    FloatEncoding::kXorGroups, FloatEncoding::kAlpZstd, FloatEncoding::kDictionary};
+    FloatEncoding::kXorGroups, FloatEncoding::kAlpZstd, FloatEncoding::kDictionary,
+    FloatEncoding::kAlpRadix};
 
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {

@@ -152,7 +152,7 @@ TEST(Dictionary, CorruptBlocksNameTheField) {
   };
   expect_corrupt(with16(kDictionarySizeOffset, 0), "dictionary of 0 values");
   expect_corrupt(with16(kDictionarySizeOffset, 201), "dictionary of 201 values");
-  expect_corrupt(with(kDictionaryFlagsOffset, 3), "unknown flags 3");
+  expect_corrupt(with(kDictionaryFlagsOffset, 4), "unknown flags 4");
   expect_corrupt(with16(kDictionaryBlockBytesOffset, 0xffff), "past the block");
   expect_corrupt(with(kDictionaryHeaderBytes, static_cast<std::uint8_t>(FloatEncoding::kDictionary)),
                  "itself a dictionary");
@@ -175,10 +175,19 @@ TEST(Dictionary, CorruptBlocksNameTheField) {
   std::vector<std::uint8_t> longer = good;
   longer.push_back(0);
   expect_corrupt(longer, "bytes of indexes");
-  // 9 distinct values: 4-bit indexes, so 15 is past the dictionary.
-  std::vector<std::uint8_t> high = good;
-  high[bitmap + 200 / 8] |= 0x0f;  // the first run's index
-  expect_corrupt(high, ">= dictionary size 9");
+  // FFOR indexes (three runs of three values: radix digits would not be smaller): 2-bit indexes,
+  // so 3 is past the dictionary.
+  std::vector<double> three(150, 1.0);
+  std::fill(three.begin() + 50, three.end(), 2.0);
+  std::fill(three.begin() + 100, three.end(), 3.0);
+  const auto ffor = DictionaryRoundTrip(three, *ws);
+  ASSERT_EQ(ffor[kDictionaryFlagsOffset], kDictionaryRunsFlag);
+  std::vector<std::uint8_t> high = ffor;
+  high.back() |= 0x03;  // the first run's index
+  std::vector<double> back_three(three.size());
+  const Status high_st = DecodeDoubles(high, back_three, *ws);
+  EXPECT_NE(high_st.ToString().find(">= dictionary size 3"), std::string::npos)
+      << high_st.ToString();
 }
 
 }  // namespace

@@ -1,0 +1,441 @@
+// The compact ALP encodings, written when the storage layer rewrites sealed chunks in the background
+// (EncodeDoublesCompact), never on the ingest path.
+//
+// ALP's bit packing gives every value of a block the width of the widest one. Two encodings here
+// spend fewer bits on the same integers (exceptions as in ALP: each exception's slot repeats the
+// previous integer, so its delta is 0):
+//
+// - kAlpZstd: real data (prices, temperatures, readings with a sentinel) has a skewed
+//   distribution of integers and deltas that only an entropy coder exploits. The integers become
+//   LEB128 varints (zigzagged deltas, or offsets from the minimum: whichever stream is shorter)
+//   compressed with zstd. Decoding is zstd's decoder plus a varint pass.
+//   Layout (little-endian), after the 3-byte block header:
+//     u8 exponent, u8 factor, u8 flags (bit 0: delta; other bits 0), u16 exception count E,
+//     i64 base (delta: the first integer; offsets: the minimum), u32 frame bytes Z,
+//     Z bytes: one zstd frame whose content is `count` varints,
+//     E x u16 exception positions (ascending), E x sizeof(T) exception values.
+//
+// - kAlpRadix: integers spread evenly over a range that is not a power of two (a random walk's
+//   steps: 201 values take 8 bits each in ALP, log2(201) = 7.65 bits of information) are written
+//   as digits of that range, several to a field (bit_packing.h: 201 -> 3 digits in 23 bits).
+//   Layout (little-endian), after the 3-byte block header:
+//     u8 exponent, u8 factor, u8 flags (bit 0: delta; other bits 0), u16 exception count E,
+//     varints: zigzag(first integer) (delta only), zigzag(base), range - 1 (range <= 2^32),
+//     the digits: count - 1 deltas minus base (delta) or count integers minus base, radix-packed,
+//     E x u16 exception positions (ascending), E x sizeof(T) exception values.
+#include <zstd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "codec/alp_constants.h"
+#include "codec/bit_packing.h"
+#include "codec/float_encodings.h"
+#include "codec/format.h"
+#include "codec/simd/kernels.h"
+
+namespace ingot::codec {
+
+struct ZstdContexts {
+  ZSTD_CCtx* cctx = nullptr;
+  ZSTD_DCtx* dctx = nullptr;
+  ~ZstdContexts() {
+    ZSTD_freeCCtx(cctx);
+    ZSTD_freeDCtx(dctx);
+  }
+};
+
+Workspace::~Workspace() { delete zstd; }
+
+namespace {
+
+constexpr std::uint8_t kDeltaFlag = 1;
+// zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
+// on the real data sets at several times the cost.
+constexpr int kZstdLevel = 3;
+// Varints of ALP integers (|i| < 2^53, deltas below 2^54 once zigzagged) take at most 8 bytes.
+constexpr std::size_t kMaxVarintBytes = 8;
+static_assert(sizeof(Workspace::packed) >= kMaxVarintBytes * Workspace::kLanes);
+// The radix header's varints: 64-bit values take at most 10 bytes.
+constexpr std::size_t kMaxVarint64Bytes = 10;
+
+ZstdContexts& Contexts(Workspace& ws) {
+  if (ws.zstd == nullptr) ws.zstd = new ZstdContexts();
+  return *ws.zstd;
+}
+
+std::uint64_t ZigZag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+std::int64_t UnZigZag(std::uint64_t u) {
+  return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1);
+}
+
+std::size_t VarintBytes(std::uint64_t u) {
+  return u == 0 ? 1 : (static_cast<std::size_t>(std::bit_width(u)) + 6) / 7;
+}
+
+std::uint8_t* PutVarint(std::uint64_t u, std::uint8_t* p) {
+  while (u >= 0x80) {
+    *p++ = static_cast<std::uint8_t>(u | 0x80);
+    u >>= 7;
+  }
+  *p++ = static_cast<std::uint8_t>(u);
+  return p;
+}
+
+// One varint of at most kMaxVarint64Bytes bytes from [*p, end), advancing *p; false when it is
+// truncated, too long or past 64 bits.
+bool GetVarint(const std::uint8_t** p, const std::uint8_t* end, std::uint64_t* u) {
+  std::uint64_t v = 0;
+  for (unsigned k = 0; k < kMaxVarint64Bytes && *p != end; ++k) {
+    const std::uint8_t b = *(*p)++;
+    if (k == kMaxVarint64Bytes - 1 && b > 1) return false;
+    v |= static_cast<std::uint64_t>(b & 0x7f) << (7 * k);
+    if ((b & 0x80) == 0) {
+      *u = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string N(std::size_t v) { return std::to_string(v); }
+
+Status Corrupt(const char* encoding, const std::string& what) {
+  return Status::Corruption(std::string("block (") + encoding + "): " + what);
+}
+
+// The block's ALP integers in ws.ints, each exception's slot repeating the previous integer (the
+// first good one for slot 0), and the exception positions in ws.positions. The range of ws.ints is
+// that of the good integers, [stats.lo, stats.hi]. False when every value is an exception.
+template <typename T>
+bool CompactAlpInts(std::span<const T> values, unsigned exponent, unsigned factor, Workspace& ws,
+                    simd::AlpEncodeStats* stats) noexcept {
+  const std::size_t n = values.size();
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  if constexpr (sizeof(T) == 8) {
+    *stats =
+        kernels.alp_encode_double(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
+  } else {
+    *stats =
+        kernels.alp_encode_float(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
+  }
+  if (stats->exceptions == n) return false;
+  std::size_t exceptions = 0;
+  if (stats->exceptions > 0) {
+    std::size_t first_good = 0;
+    while ((ws.exception_bitmap[first_good / 64] >> (first_good % 64)) & 1) ++first_good;
+    for (std::size_t w = 0; w < (n + 63) / 64; ++w) {
+      for (std::uint64_t bits = ws.exception_bitmap[w]; bits != 0; bits &= bits - 1) {
+        const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+        ws.positions[exceptions++] = static_cast<std::uint16_t>(i);
+        ws.ints[i] = i == 0 ? ws.ints[first_good] : ws.ints[i - 1];
+      }
+    }
+  }
+  return true;
+}
+
+std::size_t ExceptionBytes(std::size_t exceptions, std::size_t value_bytes) {
+  return exceptions * (2 + value_bytes);
+}
+
+// The fixed fields both compact encodings start with.
+std::uint8_t* WriteCompactHeader(std::uint8_t* p, FloatEncoding encoding, std::size_t n,
+                                 unsigned exponent, unsigned factor, bool delta,
+                                 std::size_t exceptions) {
+  WriteBlockHeader(p, encoding, n);
+  p[kAlpZstdExponentOffset] = static_cast<std::uint8_t>(exponent);
+  p[kAlpZstdFactorOffset] = static_cast<std::uint8_t>(factor);
+  p[kAlpZstdFlagsOffset] = delta ? kDeltaFlag : 0;
+  StoreLe<std::uint16_t>(p + kAlpZstdExceptionCountOffset, static_cast<std::uint16_t>(exceptions));
+  return p + kAlpZstdBaseOffset;
+}
+
+// Exception positions, then their values, at `q`.
+template <typename T>
+void WriteExceptions(std::span<const T> values, const Workspace& ws, std::size_t exceptions,
+                     std::uint8_t* q) {
+  for (std::size_t k = 0; k < exceptions; ++k) StoreLe<std::uint16_t>(q + 2 * k, ws.positions[k]);
+  q += 2 * exceptions;
+  for (std::size_t k = 0; k < exceptions; ++k) {
+    StoreLe<T>(q + sizeof(T) * k, values[ws.positions[k]]);
+  }
+}
+
+struct CompactHeader {
+  unsigned exponent = 0;
+  unsigned factor = 0;
+  bool delta = false;
+  std::size_t exceptions = 0;
+};
+
+// Checks the fixed fields both compact encodings start with.
+template <typename T>
+Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
+                         CompactHeader* h) {
+  h->exponent = src[kAlpZstdExponentOffset];
+  h->factor = src[kAlpZstdFactorOffset];
+  const unsigned flags = src[kAlpZstdFlagsOffset];
+  h->exceptions = LoadLe<std::uint16_t>(src.data() + kAlpZstdExceptionCountOffset);
+  if (h->exponent > AlpConstants<T>::kMaxExponent || h->factor > h->exponent) {
+    return Corrupt(encoding,
+                   "exponent " + N(h->exponent) + " factor " + N(h->factor) + " out of range");
+  }
+  if ((flags & ~std::uint32_t{kDeltaFlag}) != 0) return Corrupt(encoding, "unknown flags " + N(flags));
+  if (h->exceptions > n) {
+    return Corrupt(encoding, "exception count " + N(h->exceptions) + " > count " + N(n));
+  }
+  h->delta = (flags & kDeltaFlag) != 0;
+  return Status::OK();
+}
+
+// The values of ALP integers `ints` (mod 2^64), then the exceptions at `positions`.
+template <typename T>
+Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
+                           const std::uint8_t* positions, std::span<T> out,
+                           const char* encoding) {
+  const std::size_t n = out.size();
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  const auto* signed_ints = reinterpret_cast<const std::int64_t*>(ints);
+  if constexpr (sizeof(T) == 8) {
+    kernels.alp_decode_double(signed_ints, n, h.exponent, h.factor, out.data());
+  } else {
+    kernels.alp_decode_float(signed_ints, n, h.exponent, h.factor, out.data());
+  }
+  const std::uint8_t* exception_values = positions + 2 * h.exceptions;
+  T* __restrict dst = out.data();
+  for (std::size_t k = 0; k < h.exceptions; ++k) {
+    const std::size_t pos = LoadLe<std::uint16_t>(positions + 2 * k);
+    if (pos >= n) [[unlikely]] {
+      return Corrupt(encoding, "exception " + N(k) + " at position " + N(pos) + " >= count " + N(n));
+    }
+    std::memcpy(dst + pos, exception_values + sizeof(T) * k, sizeof(T));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+template <typename T>
+std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned factor,
+                          Workspace& ws, std::span<std::uint8_t> out) noexcept {
+  const std::size_t n = values.size();
+  simd::AlpEncodeStats stats;
+  if (!CompactAlpInts(values, exponent, factor, ws, &stats)) return 0;
+  const std::size_t exceptions = stats.exceptions;
+  // The shorter of the two varint streams.
+  std::size_t delta_len = 0, offset_len = 0;
+  for (std::size_t i = 1; i < n; ++i) delta_len += VarintBytes(ZigZag(ws.ints[i] - ws.ints[i - 1]));
+  delta_len += 1;  // the first delta is 0
+  for (std::size_t i = 0; i < n; ++i) {
+    offset_len += VarintBytes(static_cast<std::uint64_t>(ws.ints[i] - stats.lo));
+  }
+  const bool delta = delta_len <= offset_len;
+  auto* stream = reinterpret_cast<std::uint8_t*>(ws.packed);
+  std::uint8_t* s = stream;
+  if (delta) {
+    s = PutVarint(0, s);
+    for (std::size_t i = 1; i < n; ++i) s = PutVarint(ZigZag(ws.ints[i] - ws.ints[i - 1]), s);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      s = PutVarint(static_cast<std::uint64_t>(ws.ints[i] - stats.lo), s);
+    }
+  }
+  const std::size_t stream_len = static_cast<std::size_t>(s - stream);
+  const std::size_t tail = ExceptionBytes(exceptions, sizeof(T));
+  if (out.size() < kAlpZstdHeaderBytes + tail + 1) return 0;
+  std::uint8_t* p = out.data();
+  const std::size_t room = out.size() - kAlpZstdHeaderBytes - tail;
+  ZstdContexts& z = Contexts(ws);
+  if (z.cctx == nullptr) z.cctx = ZSTD_createCCtx();
+  if (z.cctx == nullptr) return 0;
+  const std::size_t frame =
+      ZSTD_compressCCtx(z.cctx, p + kAlpZstdHeaderBytes, room, stream, stream_len, kZstdLevel);
+  if (ZSTD_isError(frame)) return 0;  // does not fit: not smaller than what the caller has
+  WriteCompactHeader(p, FloatEncoding::kAlpZstd, n, exponent, factor, delta, exceptions);
+  StoreLe<std::int64_t>(p + kAlpZstdBaseOffset, delta ? ws.ints[0] : stats.lo);
+  StoreLe<std::uint32_t>(p + kAlpZstdFrameBytesOffset, static_cast<std::uint32_t>(frame));
+  WriteExceptions(values, ws, exceptions, p + kAlpZstdHeaderBytes + frame);
+  return kAlpZstdHeaderBytes + frame + tail;
+}
+
+template <typename T>
+Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept {
+  constexpr const char* kName = "alp_zstd";
+  const std::size_t n = out.size();
+  if (src.size() < kAlpZstdHeaderBytes) {
+    return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpZstdHeaderBytes));
+  }
+  CompactHeader h;
+  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h));
+  const auto base = LoadLe<std::uint64_t>(src.data() + kAlpZstdBaseOffset);
+  const std::size_t frame = LoadLe<std::uint32_t>(src.data() + kAlpZstdFrameBytesOffset);
+  const std::size_t expected = kAlpZstdHeaderBytes + frame + ExceptionBytes(h.exceptions, sizeof(T));
+  if (frame > src.size() || expected != src.size()) {
+    return Corrupt(kName, "block of " + N(src.size()) + " bytes, layout needs " + N(expected));
+  }
+  const std::uint8_t* frame_bytes = src.data() + kAlpZstdHeaderBytes;
+  auto* stream = reinterpret_cast<std::uint8_t*>(ws.packed);
+  const std::size_t capacity = kMaxVarintBytes * n;
+  const unsigned long long content = ZSTD_getFrameContentSize(frame_bytes, frame);
+  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN ||
+      content > capacity || content < n) {
+    return Corrupt(kName, "zstd frame content size invalid for " + N(n) + " values");
+  }
+  ZstdContexts& z = Contexts(ws);
+  if (z.dctx == nullptr) z.dctx = ZSTD_createDCtx();
+  if (z.dctx == nullptr) return Status::IOError("alp_zstd: cannot allocate a zstd context");
+  const std::size_t got = ZSTD_decompressDCtx(z.dctx, stream, capacity, frame_bytes, frame);
+  if (ZSTD_isError(got) || got != content) {
+    return Corrupt(kName, std::string("zstd frame: ") +
+                              (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content"));
+  }
+  // Varints: exactly n of them, each at most kMaxVarintBytes long, filling the content.
+  std::uint64_t* ints = ws.bits;
+  const std::uint8_t* s = stream;
+  const std::uint8_t* const end = stream + got;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t u = 0;
+    unsigned shift = 0;
+    for (;;) {
+      if (s == end || shift >= 7 * kMaxVarintBytes) [[unlikely]] {
+        return Corrupt(kName, "varint " + N(i) + " truncated or too long");
+      }
+      const std::uint8_t b = *s++;
+      u |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      shift += 7;
+      if ((b & 0x80) == 0) break;
+    }
+    ints[i] = u;
+  }
+  if (s != end) {
+    return Corrupt(kName, N(static_cast<std::size_t>(end - s)) + " bytes after the varints");
+  }
+  // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
+  if (h.delta) {
+    std::uint64_t acc = base;
+    for (std::size_t i = 0; i < n; ++i) {
+      acc += static_cast<std::uint64_t>(UnZigZag(ints[i]));
+      ints[i] = acc;
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) ints[i] += base;
+  }
+  return FinishCompactDecode(ints, h, src.data() + kAlpZstdHeaderBytes + frame, out, kName);
+}
+
+template <typename T>
+std::size_t EncodeAlpRadix(std::span<const T> values, unsigned exponent, unsigned factor,
+                           Workspace& ws, std::span<std::uint8_t> out) noexcept {
+  const std::size_t n = values.size();
+  simd::AlpEncodeStats stats;
+  if (!CompactAlpInts(values, exponent, factor, ws, &stats)) return 0;
+  const std::size_t exceptions = stats.exceptions;
+  // Deltas (exception slots give 0) into ws.ints2, and their range.
+  std::int64_t dlo = 0, dhi = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    const std::int64_t d = static_cast<std::int64_t>(static_cast<std::uint64_t>(ws.ints[i]) -
+                                                     static_cast<std::uint64_t>(ws.ints[i - 1]));
+    ws.ints2[i - 1] = d;
+    dlo = i == 1 ? d : std::min(dlo, d);
+    dhi = i == 1 ? d : std::max(dhi, d);
+  }
+  // Ranges as unsigned spans; one past kMaxRadixRange (or a wrapped span) rules a stream out.
+  const std::uint64_t offset_range =
+      static_cast<std::uint64_t>(stats.hi) - static_cast<std::uint64_t>(stats.lo) + 1;
+  const std::uint64_t delta_range =
+      static_cast<std::uint64_t>(dhi) - static_cast<std::uint64_t>(dlo) + 1;
+  const bool offsets_fit = offset_range != 0 && offset_range <= kMaxRadixRange;
+  const bool deltas_fit = n > 1 && delta_range != 0 && delta_range <= kMaxRadixRange;
+  if (!offsets_fit && !deltas_fit) return 0;
+  const std::size_t offset_bytes = offsets_fit ? RadixPackedBytes(n, offset_range) : SIZE_MAX;
+  const std::size_t delta_bytes = deltas_fit ? RadixPackedBytes(n - 1, delta_range) : SIZE_MAX;
+  const bool delta = delta_bytes < offset_bytes;
+  const std::uint64_t range = delta ? delta_range : offset_range;
+  const std::size_t digits = delta ? n - 1 : n;
+  const std::size_t packed = delta ? delta_bytes : offset_bytes;
+  const std::int64_t base = delta ? dlo : stats.lo;
+  const std::size_t tail = ExceptionBytes(exceptions, sizeof(T));
+  if (out.size() < kAlpRadixHeaderBytes + 3 * kMaxVarint64Bytes + packed + tail) return 0;
+  std::uint8_t* p = out.data();
+  std::uint8_t* q =
+      WriteCompactHeader(p, FloatEncoding::kAlpRadix, n, exponent, factor, delta, exceptions);
+  if (delta) q = PutVarint(ZigZag(ws.ints[0]), q);
+  q = PutVarint(ZigZag(base), q);
+  q = PutVarint(range - 1, q);
+  const auto* in = reinterpret_cast<const std::uint64_t*>(delta ? ws.ints2 : ws.ints);
+  PackRadix(in, digits, static_cast<std::uint64_t>(base), range, q);
+  q += packed;
+  WriteExceptions(values, ws, exceptions, q);
+  return static_cast<std::size_t>(q - p) + tail;
+}
+
+template <typename T>
+Status DecodeAlpRadix(std::span<const std::uint8_t> src, std::span<T> out,
+                      Workspace& ws) noexcept {
+  constexpr const char* kName = "alp_radix";
+  const std::size_t n = out.size();
+  if (src.size() < kAlpRadixHeaderBytes) {
+    return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpRadixHeaderBytes));
+  }
+  CompactHeader h;
+  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h));
+  const std::uint8_t* p = src.data() + kAlpRadixHeaderBytes;
+  const std::uint8_t* const end = src.data() + src.size();
+  std::uint64_t first = 0, base = 0, range_minus_one = 0;
+  if ((h.delta && !GetVarint(&p, end, &first)) || !GetVarint(&p, end, &base) ||
+      !GetVarint(&p, end, &range_minus_one)) {
+    return Corrupt(kName, "header varints truncated or too long");
+  }
+  if (range_minus_one >= kMaxRadixRange) {
+    return Corrupt(kName, "range " + N(range_minus_one) + " + 1 > 2^32");
+  }
+  const std::uint64_t range = range_minus_one + 1;
+  const std::size_t digits = h.delta ? n - 1 : n;
+  const std::size_t packed = RadixPackedBytes(digits, range);
+  const std::size_t left = static_cast<std::size_t>(end - p);
+  if (left != packed + ExceptionBytes(h.exceptions, sizeof(T))) {
+    return Corrupt(kName, N(left) + " bytes after the header, layout needs " +
+                              N(packed + ExceptionBytes(h.exceptions, sizeof(T))));
+  }
+  std::uint64_t* ints = ws.bits;
+  const std::uint64_t base_value = static_cast<std::uint64_t>(UnZigZag(base));
+  std::uint64_t* digit_out = h.delta ? ints + 1 : ints;
+  if (!UnpackRadix(p, digits, base_value, range, ws.packed, digit_out)) {
+    return Corrupt(kName, "a packed field past its digits, or bits after the last field");
+  }
+  // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
+  if (h.delta) {
+    std::uint64_t acc = static_cast<std::uint64_t>(UnZigZag(first));
+    ints[0] = acc;
+    for (std::size_t i = 1; i < n; ++i) {
+      acc += ints[i];
+      ints[i] = acc;
+    }
+  }
+  return FinishCompactDecode(ints, h, p + packed, out, kName);
+}
+
+template std::size_t EncodeAlpZstd<double>(std::span<const double>, unsigned, unsigned, Workspace&,
+                                           std::span<std::uint8_t>) noexcept;
+template std::size_t EncodeAlpZstd<float>(std::span<const float>, unsigned, unsigned, Workspace&,
+                                          std::span<std::uint8_t>) noexcept;
+template Status DecodeAlpZstd<double>(std::span<const std::uint8_t>, std::span<double>,
+                                      Workspace&) noexcept;
+template Status DecodeAlpZstd<float>(std::span<const std::uint8_t>, std::span<float>,
+                                     Workspace&) noexcept;
+template std::size_t EncodeAlpRadix<double>(std::span<const double>, unsigned, unsigned,
+                                            Workspace&, std::span<std::uint8_t>) noexcept;
+template std::size_t EncodeAlpRadix<float>(std::span<const float>, unsigned, unsigned, Workspace&,
+                                           std::span<std::uint8_t>) noexcept;
+template Status DecodeAlpRadix<double>(std::span<const std::uint8_t>, std::span<double>,
+                                       Workspace&) noexcept;
+template Status DecodeAlpRadix<float>(std::span<const std::uint8_t>, std::span<float>,
+                                      Workspace&) noexcept;
+
+}  // namespace ingot::codec
