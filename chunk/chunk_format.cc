@@ -160,7 +160,8 @@ bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& 
   ChunkHeader h;
   if (!ParseChunkHeader(chunk, &h).ok() || h.type != ValueType::kFloat ||
       h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpZstd) ||
-      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kDictionary)) {
+      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kDictionary) ||
+      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpRadix)) {
     return false;
   }
   const std::size_t n = h.count;
