@@ -151,7 +151,7 @@ bool UnpackRadix(const std::uint8_t* in, std::size_t count, std::uint64_t base,
   const std::size_t bytes = (fields * g.bits + 7) / 8;
   // A copy with a zeroed word past the stream: every field is one 8-byte load from its first byte.
   scratch[bytes / 8] = 0;
-  std::memcpy(scratch, in, bytes);
+  if (bytes > 0) std::memcpy(scratch, in, bytes);
   const auto* stream = reinterpret_cast<const std::uint8_t*>(scratch);
   const std::uint64_t mask = simd::WidthMask(g.bits);
   const Divider divider(range);
