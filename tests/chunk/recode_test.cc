@@ -41,6 +41,20 @@ std::vector<std::pair<std::int64_t, double>> Prices(int n, std::uint64_t seed) {
   return pts;
 }
 
+// A TSBS-like walk: two decimals, steps uniform over [-1.00, +1.00] (201 values), which ALP packs
+// into 8 bits per delta and radix digits into 7.67.
+std::vector<std::pair<std::int64_t, double>> Walk(int n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::pair<std::int64_t, double>> pts;
+  std::int64_t cents = 5000;
+  for (int i = 0; i < n; ++i) {
+    cents += static_cast<std::int64_t>(rng() % 201) - 100;
+    pts.emplace_back(std::int64_t{1'700'000'000} * 1'000'000'000 + i * 10'000'000'000LL,
+                     static_cast<double>(cents) / 100.0);
+  }
+  return pts;
+}
+
 // Coordinates with 13 decimals that recur, each held for a few points (a vehicle at a stop): no
 // encoding of single values fits them in fewer than ~30 bits, but a block repeats a few hundred.
 std::vector<std::pair<std::int64_t, double>> Places(int n, std::uint64_t seed) {
@@ -61,6 +75,7 @@ struct RecodeRun {
   std::uint64_t bytes_before = 0;
   std::uint64_t bytes_after = 0;
   std::uint64_t dictionary_chunks = 0;
+  std::uint64_t radix_chunks = 0;
 };
 
 RecodeRun WriteCompactAndCheck(bool compact_chunks) {
@@ -71,7 +86,7 @@ RecodeRun WriteCompactAndCheck(bool compact_chunks) {
   EXPECT_TRUE(Storage::Open(options, 1, SystemClock::Instance(), &storage).ok());
   std::vector<SeriesId> sids;
   std::vector<std::vector<std::pair<std::int64_t, double>>> data;
-  for (int s = 0; s < 4; ++s) {
+  for (int s = 0; s < 5; ++s) {
     std::string field = "f";
     field += std::to_string(s);
     std::string key;
@@ -80,8 +95,9 @@ RecodeRun WriteCompactAndCheck(bool compact_chunks) {
     ValueType stored;
     EXPECT_TRUE(storage->index().Resolve(key, ValueType::kFloat, &sid, &stored).ok());
     sids.push_back(sid);
-    data.push_back(s == 3 ? Places(8 * 1024, 23)
-                          : Prices(8 * 1024, 17 + static_cast<std::uint64_t>(s)));
+    data.push_back(s == 3   ? Places(8 * 1024, 23)
+                   : s == 4 ? Walk(8 * 1024, 29)
+                            : Prices(8 * 1024, 17 + static_cast<std::uint64_t>(s)));
     EXPECT_TRUE(storage->shard(0)
                     .Append(testing::PointBatch(sid, data.back(), ValueType::kFloat), nullptr)
                     .ok());
@@ -101,9 +117,12 @@ RecodeRun WriteCompactAndCheck(bool compact_chunks) {
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       ChunkHeader h;
       const auto* p = reinterpret_cast<const std::uint8_t*>(it->value().data());
-      if (ParseChunkHeader({p, it->value().size()}, &h).ok() &&
-          h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kDictionary)) {
+      if (!ParseChunkHeader({p, it->value().size()}, &h).ok()) continue;
+      if (h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kDictionary)) {
         ++run.dictionary_chunks;
+      }
+      if (h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpRadix)) {
+        ++run.radix_chunks;
       }
     }
   }
@@ -124,15 +143,17 @@ RecodeRun WriteCompactAndCheck(bool compact_chunks) {
 
 TEST(RecodeTest, CompactionsRewriteFloatChunksSmallerAndExact) {
   const RecodeRun run = WriteCompactAndCheck(/*compact_chunks=*/true);
-  EXPECT_GE(run.recoded, 4u * 7);  // every sealed chunk of the four series
+  EXPECT_GE(run.recoded, 5u * 7);  // every sealed chunk of the five series
   EXPECT_LT(run.bytes_after, run.bytes_before);
   EXPECT_GE(run.dictionary_chunks, 7u);  // the recurring coordinates' chunks
+  EXPECT_GE(run.radix_chunks, 7u);       // the walk's chunks
 }
 
 TEST(RecodeTest, SwitchedOffLeavesChunksAsSealed) {
   const RecodeRun run = WriteCompactAndCheck(/*compact_chunks=*/false);
   EXPECT_EQ(run.recoded, 0u);
   EXPECT_EQ(run.dictionary_chunks, 0u);
+  EXPECT_EQ(run.radix_chunks, 0u);
 }
 
 // Series definitions repeat their measurement, tag keys and most tag values from one series to the
