@@ -102,7 +102,7 @@ std::size_t MaxSealedChunkBytes(std::size_t count) noexcept {
 std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
                       std::span<const std::uint64_t> values_bits, codec::SeriesHint& hint,
                       codec::Workspace& ws, std::span<std::uint8_t> out,
-                      ChunkHeader* header, bool compact) noexcept {
+                      ChunkHeader* header, SealFor purpose) noexcept {
   const std::size_t n = ts.size();
   std::uint8_t* p = out.data();
   const std::size_t ts_bytes =
@@ -116,9 +116,12 @@ std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
     alignas(64) double values[kChunkCapacity];
     std::memcpy(values, values_bits.data(), n * sizeof(double));
     const std::span<const double> doubles(values, n);
-    const codec::EncodeResult r = compact
-                                      ? codec::EncodeDoublesCompact(doubles, hint, ws, value_out)
-                                      : codec::EncodeDoubles(doubles, hint, ws, value_out);
+    codec::EncodeResult r;
+    switch (purpose) {
+      case SealFor::kIngest: r = codec::EncodeDoubles(doubles, hint, ws, value_out); break;
+      case SealFor::kHead: r = codec::EncodeDoublesForHead(doubles, hint, ws, value_out); break;
+      case SealFor::kCompact: r = codec::EncodeDoublesCompact(doubles, hint, ws, value_out); break;
+    }
     value_bytes = r.bytes;
     value_encoding = static_cast<std::uint8_t>(r.encoding);
   } else {
@@ -175,7 +178,7 @@ bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& 
   const std::size_t bytes = SealChunk(
       ValueType::kFloat, std::span<const std::int64_t>(ts, n),
       std::span<const std::uint64_t>(reinterpret_cast<const std::uint64_t*>(raw), n), hint, ws,
-      room, nullptr, /*compact=*/true);
+      room, nullptr, SealFor::kCompact);
   if (bytes >= chunk.size()) return false;
   out->assign(reinterpret_cast<const char*>(buf), bytes);
   return true;

@@ -57,16 +57,21 @@ struct ChunkHeader {
 // Upper bound of a sealed chunk of `count` points; size the seal buffer with it.
 std::size_t MaxSealedChunkBytes(std::size_t count) noexcept;
 
+// Which float encoder a chunk is sealed with: what the chunk's life asks of it.
+enum class SealFor : std::uint8_t {
+  kIngest,   // codec::EncodeDoubles: sealed chunks as points arrive (fast to write and to read)
+  kHead,     // codec::EncodeDoublesForHead: checkpointed heads, rewritten often, read at recovery
+  kCompact,  // codec::EncodeDoublesCompact: background rewrites (smallest, several times slower)
+};
+
 // Encodes points into `out` and returns the bytes written. `values_bits` holds double bits for a
 // float series and int64 values for integer/boolean series. Uses and updates `hint` (float only).
 // REQUIRES: 1 <= ts.size() == values_bits.size() <= kChunkCapacity; ts strictly increasing;
 //           out.size() >= MaxSealedChunkBytes(ts.size()).
-// `compact` encodes float values with codec::EncodeDoublesCompact (smaller, slower: for
-// background rewrites) instead of codec::EncodeDoubles.
 std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
                       std::span<const std::uint64_t> values_bits, codec::SeriesHint& hint,
                       codec::Workspace& ws, std::span<std::uint8_t> out,
-                      ChunkHeader* header = nullptr, bool compact = false) noexcept;
+                      ChunkHeader* header = nullptr, SealFor purpose = SealFor::kIngest) noexcept;
 
 // Rewrites a sealed float chunk with the compact value encoding; true with `*out` holding the new
 // chunk when that is smaller. A chunk that is not a float chunk, is already compact or does not

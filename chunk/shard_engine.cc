@@ -471,7 +471,7 @@ Status ShardEngine::PersistHeadsLocked() {
           bits = persist_bits_;
         }
         const std::size_t chunk_bytes =
-            SealChunk(head.type(), ts, bits, hint, *ws_, seal_buffer_);
+            SealChunk(head.type(), ts, bits, hint, *ws_, seal_buffer_, nullptr, SealFor::kHead);
         const std::size_t bytes = AppendHeadHint(head.hint(), chunk_bytes, seal_buffer_);
         batch.Put(store_.meta_cf(), key.slice(),
                   rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));

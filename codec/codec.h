@@ -64,6 +64,13 @@ EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Works
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
                                   std::span<std::uint8_t> out) noexcept;
 
+// Encodes a block that is written often and read back rarely (a checkpointed head buffer, read
+// only at recovery): EncodeDoubles' choice, or, when that is ALP, ALP as radix digits (kAlpRadix)
+// when smaller. Costs one radix packing more than EncodeDoubles (about 1 ns per value) and
+// nothing of the compact rewrite's zstd and dictionary searches. REQUIRES: as for EncodeDoubles.
+EncodeResult EncodeDoublesForHead(std::span<const double> values, SeriesHint& hint, Workspace& ws,
+                                  std::span<std::uint8_t> out) noexcept;
+
 // Encodes with one given encoding instead of choosing (benchmarks, tests, comparisons). Falls back
 // to raw when that encoding cannot represent the block or would not be smaller than raw; the
 // result names the encoding actually written. kAlp is plain ALP, kAlpDelta ALP with delta coding.

@@ -749,12 +749,18 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
   return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0, too_big));
 }
 
-// The compact encoding without the dictionary: EncodeDoubles' choice, or ALP through zstd or as
-// radix digits when one is smaller (the dictionary's nested block is encoded this way).
-EncodeResult EncodeWithoutDictionary(std::span<const double> values, SeriesHint& hint,
-                                     Workspace& ws, std::span<std::uint8_t> out) {
+// EncodeDoubles' choice, or ALP as radix digits and (with_zstd) ALP through zstd when one of them
+// is smaller. Without zstd only an ALP choice is tried again: the search of a block that the
+// chooser did not write as ALP is not repeated for the cheap candidate.
+EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHint& hint,
+                                        Workspace& ws, std::span<std::uint8_t> out,
+                                        bool with_zstd) {
   const EncodeResult chosen = EncodeAdaptive(values, hint, ws, out);
   if (chosen.encoding == FloatEncoding::kConstant || chosen.bytes <= kAlpRadixHeaderBytes) {
+    return chosen;
+  }
+  if (!with_zstd && chosen.encoding != FloatEncoding::kAlp &&
+      chosen.encoding != FloatEncoding::kAlpDelta) {
     return chosen;
   }
   // The chooser's search left the block's best exponent/factor pairs in the hint.
@@ -773,8 +779,14 @@ EncodeResult EncodeWithoutDictionary(std::span<const double> values, SeriesHint&
     best = {bytes, encoding};
   };
   consider(FloatEncoding::kAlpRadix);
-  consider(FloatEncoding::kAlpZstd);
+  if (with_zstd) consider(FloatEncoding::kAlpZstd);
   return best;
+}
+
+// The compact encoding without the dictionary (the dictionary's nested block is encoded this way).
+EncodeResult EncodeWithoutDictionary(std::span<const double> values, SeriesHint& hint,
+                                     Workspace& ws, std::span<std::uint8_t> out) {
+  return EncodeAdaptiveOrCompactAlp(values, hint, ws, out, /*with_zstd=*/true);
 }
 
 // Bytes for a nested dictionary block or a whole dictionary block of a full block of doubles.
@@ -892,6 +904,11 @@ EncodeResult EncodeDoublesAs(FloatEncoding encoding, std::span<const double> val
                              SeriesHint& hint, Workspace& ws,
                              std::span<std::uint8_t> out) noexcept {
   return EncodeForced(encoding, values, hint, ws, out);
+}
+
+EncodeResult EncodeDoublesForHead(std::span<const double> values, SeriesHint& hint, Workspace& ws,
+                                  std::span<std::uint8_t> out) noexcept {
+  return EncodeAdaptiveOrCompactAlp(values, hint, ws, out, /*with_zstd=*/false);
 }
 
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
