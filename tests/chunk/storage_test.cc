@@ -16,8 +16,10 @@
 
 #include <gtest/gtest.h>
 
+#include "chunk/chunk_format.h"
 #include "chunk/series_reader.h"
 #include "chunk/storage_metrics.h"
+#include "codec/bit_packing.h"
 #include "tests/chunk/test_util.h"
 #include "tests/support/point_batch.h"
 
@@ -772,6 +774,47 @@ TEST_F(StorageTest, SeriesHintSurvivesARestartWithTheHead) {
   codec::SaveHint(before, saved_before);
   codec::SaveHint(after, saved_after);
   EXPECT_EQ(saved_before, saved_after);
+  Model model;
+  for (const auto& [t, v] : points) model[a][t] = v;
+  ExpectRange(model, a, kMin, kMax);
+}
+
+// A checkpointed head is written often and read only at recovery, so its values take the
+// smaller radix form of ALP when the chooser writes them as ALP: a 2-decimal walk whose steps take
+// 201 values packs 3 steps into 23 bits instead of 8 bits each.
+TEST_F(StorageTest, CheckpointedHeadOfAWalkIsStoredAsRadixDigitsAndRestoresExactly) {
+  Open(1);
+  const SeriesId a = Series("walk");
+  std::mt19937_64 rng(5);
+  std::vector<std::pair<std::int64_t, double>> points;
+  std::int64_t cents = 5000;
+  for (int i = 0; i < 1000; ++i) {  // under a chunk: all of it stays in the head
+    cents += static_cast<std::int64_t>(rng() % 201) - 100;
+    points.emplace_back(i + 1, static_cast<double>(cents) / 100.0);
+  }
+  Write(a, points);
+  ASSERT_TRUE(storage_->Close().ok());
+  storage_.reset();
+  {
+    std::unique_ptr<ChunkStore> store;
+    ASSERT_TRUE(ChunkStore::Open(dir_.path() + "/db", options_, &store).ok());
+    std::string value;
+    ASSERT_TRUE(store->db()
+                    ->Get(rocksdb::ReadOptions(), store->meta_cf(), EncodeHeadKey(a).slice(),
+                          &value)
+                    .ok());
+    const auto bytes = std::span(reinterpret_cast<const std::uint8_t*>(value.data()), value.size());
+    ChunkHeader h;
+    codec::SeriesHint hint;
+    ASSERT_TRUE(ValidateChunk(SplitHeadValue(bytes, &hint), &h).ok());
+    EXPECT_EQ(h.value_encoding, static_cast<std::uint8_t>(codec::FloatEncoding::kAlpRadix));
+    EXPECT_EQ(h.count, 1000);
+    // 999 deltas as radix digits of 201 (23 bits per 3), plus the block's varint header.
+    EXPECT_LE(h.value_bytes, codec::RadixPackedBytes(999, 201) + 20u);
+    ASSERT_TRUE(store->Close().ok());
+  }
+  Open(1);
+  EXPECT_EQ(storage_->recovery_stats().heads_restored, 1u);
   Model model;
   for (const auto& [t, v] : points) model[a][t] = v;
   ExpectRange(model, a, kMin, kMax);

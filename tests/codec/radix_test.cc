@@ -3,6 +3,7 @@
 // promises, the compact chooser's use of it on a random walk, and named errors for corrupt blocks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -105,6 +106,39 @@ TEST(AlpRadix, CompactWritesAWalkAsRadixDigits) {
   const std::vector<std::uint8_t> exact(buf.begin(), buf.begin() + static_cast<long>(compact.bytes));
   ASSERT_TRUE(DecodeDoubles(exact, back, *ws).ok());
   EXPECT_TRUE(BitEqual(v, back));
+}
+
+// Heads are stored with EncodeDoublesForHead: radix digits when the ingest choice is ALP and
+// radix is smaller, the ingest choice (and its exact bytes) otherwise.
+TEST(AlpRadix, HeadEncodingTakesRadixDigitsOnlyOverAnAlpChoice) {
+  auto ws = std::make_unique<Workspace>();
+  std::vector<std::uint8_t> ingest_buf(MaxEncodedFloatBytes(1024, 8));
+  std::vector<std::uint8_t> head_buf(MaxEncodedFloatBytes(1024, 8));
+  const auto walk = Walk(1000, 8);
+  SeriesHint ingest_hint, head_hint;
+  const EncodeResult ingest = EncodeDoubles(walk, ingest_hint, *ws, ingest_buf);
+  const EncodeResult head = EncodeDoublesForHead(walk, head_hint, *ws, head_buf);
+  ASSERT_EQ(ingest.encoding, FloatEncoding::kAlpDelta) << FloatEncodingName(ingest.encoding);
+  ASSERT_EQ(head.encoding, FloatEncoding::kAlpRadix) << FloatEncodingName(head.encoding);
+  EXPECT_LT(head.bytes * 100, ingest.bytes * 97);
+  std::vector<double> back(walk.size());
+  const std::vector<std::uint8_t> exact(head_buf.begin(), head_buf.begin() + static_cast<long>(head.bytes));
+  ASSERT_TRUE(DecodeDoubles(exact, back, *ws).ok());
+  EXPECT_TRUE(BitEqual(walk, back));
+  // Real doubles (not decimals): the ingest choice is not ALP, and the head writes it unchanged.
+  std::mt19937_64 rng(9);
+  std::vector<double> noisy(1024);
+  double x = 1.0;
+  for (double& v : noisy) v = (x += std::ldexp(static_cast<double>(rng() >> 11), -60));
+  SeriesHint ingest_noisy, head_noisy;
+  const EncodeResult a = EncodeDoubles(noisy, ingest_noisy, *ws, ingest_buf);
+  const EncodeResult b = EncodeDoublesForHead(noisy, head_noisy, *ws, head_buf);
+  ASSERT_NE(a.encoding, FloatEncoding::kAlp);
+  ASSERT_NE(a.encoding, FloatEncoding::kAlpDelta);
+  EXPECT_EQ(a.encoding, b.encoding);
+  ASSERT_EQ(a.bytes, b.bytes);
+  EXPECT_TRUE(std::equal(ingest_buf.begin(), ingest_buf.begin() + static_cast<long>(a.bytes),
+                         head_buf.begin()));
 }
 
 TEST(AlpRadix, OffsetsExceptionsAndFloatsRoundTrip) {
