@@ -20,8 +20,6 @@ constexpr std::uint64_t kSignBit = std::uint64_t{1} << 63;
 // Block size of the series definition families: larger blocks give zstd more of the repetition
 // between neighbouring series' keys.
 constexpr std::size_t kSeriesBlockBytes = 16 << 10;
-// Block size of the chunk families (why: where it is set, in Open).
-constexpr std::size_t kChunkBlockBytes = 16 << 10;
 
 // What compactions of the chunks family do to each chunk: drop it when its newest point is older
 // than the retention cutoff (fixed when the compaction starts), and rewrite a float chunk with the
@@ -320,13 +318,6 @@ Status ChunkStore::OpenMode(const std::string& dir, const StorageOptions& option
   index_options.write_buffer_size = 8 << 20;
   chunk_options.compression = rocksdb::kNoCompression;
   chunk_options.bottommost_compression = rocksdb::kNoCompression;
-  // Chunks are 0.1 to 8 KiB: with RocksDB's 4 KiB blocks the index held about one entry (key,
-  // block handle) per chunk, in memory for every open table. 16 KiB blocks keep 4 to 16 chunks
-  // each: the index shrinks about fourfold and the files by 0.6% on the real data sets (nyc29:
-  // 3.497 -> 3.476 bytes per value), while a read of one chunk still touches one block.
-  rocksdb::BlockBasedTableOptions chunk_table = table;
-  chunk_table.block_size = kChunkBlockBytes;
-  chunk_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(chunk_table));
   if (options.retention_s > 0 || options.compact_chunks) {
     chunk_options.compaction_filter_factory = std::make_shared<ChunkFilterFactory>(
         clock, options.retention_s, options.compact_chunks);
