@@ -65,6 +65,28 @@ Status CheckRegularTimestamps(std::span<const std::int64_t> ts, std::int64_t ste
   return Status::OK();
 }
 
+// The interval of a kTimestampEncodingRegular chunk (0 for a single point).
+// REQUIRES: a header that ParseChunkHeader accepted.
+std::uint64_t RegularStep(const ChunkHeader& h) {
+  if (h.count <= 1) return 0;
+  return (static_cast<std::uint64_t>(h.max_ts_ns) - static_cast<std::uint64_t>(h.min_ts_ns)) /
+         (h.count - 1u);
+}
+
+// Whether `ts` (strictly increasing) is first + i * step for one step.
+bool IsRegular(std::span<const std::int64_t> ts) {
+  const std::size_t n = ts.size();
+  if (n <= 2) return true;
+  const auto first = static_cast<std::uint64_t>(ts[0]);
+  const std::uint64_t step = static_cast<std::uint64_t>(ts[1]) - first;
+  // Without an early exit, so that it vectorizes: it runs on every seal.
+  bool regular = true;
+  for (std::size_t i = 2; i < n; ++i) {
+    regular &= static_cast<std::uint64_t>(ts[i]) == first + i * step;
+  }
+  return regular;
+}
+
 // Validates the chunk, checks the output size and decodes the timestamps.
 Status DecodeTimestamps(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
                         std::size_t values_size, ChunkHeader* h, codec::Workspace& ws,
@@ -78,6 +100,16 @@ Status DecodeTimestamps(std::span<const std::uint8_t> chunk, std::span<std::int6
   if (ts.size() != h->count) {
     return Status::InvalidArgument("chunk decode: output holds " + std::to_string(ts.size()) +
                                    " points, chunk has " + std::to_string(h->count));
+  }
+  if (h->ts_encoding == kTimestampEncodingRegular) {
+    // ParseChunkHeader checked that the step divides the range: the timestamps are strictly
+    // increasing and end at max by construction.
+    const std::uint64_t step = RegularStep(*h);
+    const auto first = static_cast<std::uint64_t>(h->min_ts_ns);
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      ts[i] = static_cast<std::int64_t>(first + i * step);
+    }
+    return Status::OK();
   }
   codec::IntBlockShape shape;
   INGOT_RETURN_IF_ERROR(
@@ -105,8 +137,12 @@ std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
                       ChunkHeader* header, SealFor purpose) noexcept {
   const std::size_t n = ts.size();
   std::uint8_t* p = out.data();
+  const bool regular = IsRegular(ts);
   const std::size_t ts_bytes =
-      codec::EncodeInts(ts, ws, out.subspan(kChunkHeaderBytes, codec::MaxEncodedIntBytes(n)));
+      regular
+          ? 0
+          : codec::EncodeInts(ts, ws, out.subspan(kChunkHeaderBytes, codec::MaxEncodedIntBytes(n)));
+  const std::uint8_t ts_encoding = regular ? kTimestampEncodingRegular : kTimestampEncodingInt;
   std::size_t value_bytes = 0;
   std::uint8_t value_encoding = kIntValueEncoding;
   auto value_out = out.subspan(kChunkHeaderBytes + ts_bytes);
@@ -132,7 +168,7 @@ std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
   }
   p[0] = kChunkFormatVersion;
   p[1] = static_cast<std::uint8_t>(type);
-  p[2] = kTimestampEncodingInt;
+  p[2] = ts_encoding;
   p[3] = value_encoding;
   Store<std::uint16_t>(p + 4, static_cast<std::uint16_t>(n));
   Store<std::uint16_t>(p + 6, 0);
@@ -146,7 +182,7 @@ std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
   if (header != nullptr) {
     header->version = kChunkFormatVersion;
     header->type = type;
-    header->ts_encoding = kTimestampEncodingInt;
+    header->ts_encoding = ts_encoding;
     header->value_encoding = value_encoding;
     header->count = static_cast<std::uint16_t>(n);
     header->min_ts_ns = ts.front();
@@ -221,7 +257,7 @@ Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* h) noe
     return Bad("unknown format version " + std::to_string(h->version));
   }
   if (p[1] >= kValueTypeCount) return Bad("unknown value type " + std::to_string(p[1]));
-  if (h->ts_encoding != kTimestampEncodingInt) {
+  if (h->ts_encoding != kTimestampEncodingInt && h->ts_encoding != kTimestampEncodingRegular) {
     return Bad("unknown timestamp encoding " + std::to_string(h->ts_encoding));
   }
   if (h->count == 0 || h->count > kChunkCapacity) {
@@ -232,6 +268,18 @@ Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* h) noe
     return Bad("time range [" + std::to_string(h->min_ts_ns) + ", " +
                std::to_string(h->max_ts_ns) + "] inconsistent with count " +
                std::to_string(h->count));
+  }
+  if (h->ts_encoding == kTimestampEncodingRegular) {
+    const std::uint64_t span =
+        static_cast<std::uint64_t>(h->max_ts_ns) - static_cast<std::uint64_t>(h->min_ts_ns);
+    if (h->ts_bytes != 0) {
+      return Bad("regular timestamps with a timestamp block of " + std::to_string(h->ts_bytes) +
+                 " bytes");
+    }
+    if (h->count > 1 && span % (h->count - 1u) != 0) {
+      return Bad("regular timestamps: range " + std::to_string(span) + " ns is not " +
+                 std::to_string(h->count - 1) + " equal steps");
+    }
   }
   const std::uint64_t expected =
       std::uint64_t{kChunkHeaderBytes} + h->ts_bytes + std::uint64_t{h->value_bytes};

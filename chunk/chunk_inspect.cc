@@ -21,7 +21,11 @@ ChunkDescription DescribeChunk(std::span<const std::uint8_t> chunk) {
       chunk.subspan(kChunkHeaderBytes, d.header.ts_bytes);
   const std::span<const std::uint8_t> value_block =
       chunk.subspan(kChunkHeaderBytes + d.header.ts_bytes, d.header.value_bytes);
-  d.ts_encoding_name = ts_block.empty() ? "unknown" : codec::IntEncodingName(ts_block[0]);
+  if (d.header.ts_encoding == kTimestampEncodingRegular) {
+    d.ts_encoding_name = "regular";
+  } else {
+    d.ts_encoding_name = ts_block.empty() ? "unknown" : codec::IntEncodingName(ts_block[0]);
+  }
   if (d.header.type != ValueType::kFloat) {
     d.value_encoding_name =
         std::string("int_") +

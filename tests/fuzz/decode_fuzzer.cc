@@ -4,7 +4,10 @@
 // The alp_zstd target builds its block around a real zstd frame of the fuzzer's bytes, so that
 // the mutations reach the varints inside the frame (zstd's own decoder is fuzzed upstream). The
 // dictionary and alp_radix targets prefix their encoding byte, so that every input reaches the
-// encoding's header, varints, nested block, bitmap and packed fields.
+// encoding's header, varints, nested block, bitmap and packed fields. The chunk target ignores the
+// count bytes and decodes a whole sealed chunk (header, timestamps, values) without its checksum,
+// so that mutations reach the header checks and the timestamp decoders; a chunk that decodes must
+// seal again into one that decodes to the same points.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +19,9 @@
 
 #if INGOT_FUZZ_DECODER == 3
 #include <zstd.h>
+#endif
+#if INGOT_FUZZ_DECODER == 6
+#include "chunk/chunk_format.h"
 #endif
 
 namespace {
@@ -78,6 +84,27 @@ void FuzzAlpZstd(const std::uint8_t* data, std::size_t size, std::size_t count) 
 }
 #endif
 
+#if INGOT_FUZZ_DECODER == 6
+void FuzzChunk(const std::uint8_t* data, std::size_t size) {
+  using namespace ingot;
+  ChunkHeader h;
+  if (!ParseChunkHeader({data, size}, &h).ok()) return;
+  std::vector<std::int64_t> ts(h.count), raw(h.count);
+  if (!DecodeChunkRaw({data, size}, ts, raw, Ws(), ChunkSource::kInMemory).ok()) return;
+  for (std::size_t i = 1; i < ts.size(); ++i) {
+    if (ts[i] <= ts[i - 1]) __builtin_trap();  // the decoder promised sorted timestamps
+  }
+  std::vector<std::uint8_t> again(MaxSealedChunkBytes(h.count));
+  ingot::codec::SeriesHint hint;
+  again.resize(SealChunk(h.type, ts,
+                         std::span<const std::uint64_t>(
+                             reinterpret_cast<const std::uint64_t*>(raw.data()), raw.size()),
+                         hint, Ws(), again));
+  std::vector<std::int64_t> ts2(h.count), raw2(h.count);
+  if (!DecodeChunkRaw(again, ts2, raw2, Ws()).ok() || ts2 != ts || raw2 != raw) __builtin_trap();
+}
+#endif
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -100,6 +127,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   block[2] = static_cast<std::uint8_t>(count >> 8);
   if (size > 0) std::memcpy(block.data() + 3, data, size);
   FuzzFloat<double>(block.data(), block.size(), count);
+#elif INGOT_FUZZ_DECODER == 6
+  (void)count;
+  FuzzChunk(data, size);
 #else
   std::vector<std::int64_t> out(count);
   (void)ingot::codec::DecodeInts({data, size}, out, Ws());
