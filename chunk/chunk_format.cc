@@ -200,7 +200,8 @@ bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& 
   if (!ParseChunkHeader(chunk, &h).ok() || h.type != ValueType::kFloat ||
       h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpZstd) ||
       h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kDictionary) ||
-      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpRadix)) {
+      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpRadix) ||
+      h.value_encoding == static_cast<std::uint8_t>(codec::FloatEncoding::kAlpRice)) {
     return false;
   }
   const std::size_t n = h.count;

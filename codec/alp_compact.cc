@@ -23,6 +23,17 @@
 //     varints: zigzag(first integer) (delta only), zigzag(base), range - 1 (range <= 2^32),
 //     the digits: count - 1 deltas minus base (delta) or count integers minus base, radix-packed,
 //     E x u16 exception positions (ascending), E x sizeof(T) exception values.
+//
+// - kAlpRice: integers whose gaps follow a geometric-like law (a dictionary's sorted distinct
+//   values: nyc29's coordinates spread 560 values per block over 2^42, so fixed-width gaps take
+//   the largest gap's 35 bits where their entropy is 31.5) are written as Rice codes: the
+//   quotient x >> k in unary (that many 0 bits, then a 1), then the k low bits. The stream is
+//   whichever is shortest of: offsets from the minimum, zigzagged deltas, deltas minus the
+//   smallest delta. Layout (little-endian), after the 3-byte block header:
+//     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas), u16 exception
+//     count E, varints: zigzag(first integer) (delta only), zigzag(base) (not with zigzag),
+//     u8 k (<= kMaxRiceK), the codes as a little-endian bit stream (bit 0 of byte 0 first),
+//     zero bits to the byte, E x u16 exception positions (ascending), E x sizeof(T) values.
 #include <zstd.h>
 
 #include <algorithm>
@@ -53,6 +64,10 @@ Workspace::~Workspace() { delete zstd; }
 namespace {
 
 constexpr std::uint8_t kDeltaFlag = 1;
+// kAlpRice only: the deltas are zigzagged (no base).
+constexpr std::uint8_t kZigZagFlag = 2;
+// The largest Rice parameter: k low bits and the 7 bits of a byte offset fit one 64-bit store.
+constexpr unsigned kMaxRiceK = 56;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
 // on the real data sets at several times the cost.
 constexpr int kZstdLevel = 3;
@@ -170,6 +185,7 @@ void WriteExceptions(std::span<const T> values, const Workspace& ws, std::size_t
 struct CompactHeader {
   unsigned exponent = 0;
   unsigned factor = 0;
+  unsigned flags = 0;
   bool delta = false;
   std::size_t exceptions = 0;
 };
@@ -177,7 +193,7 @@ struct CompactHeader {
 // Checks the fixed fields both compact encodings start with.
 template <typename T>
 Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
-                         CompactHeader* h) {
+                         CompactHeader* h, std::uint32_t allowed_flags = kDeltaFlag) {
   h->exponent = src[kAlpZstdExponentOffset];
   h->factor = src[kAlpZstdFactorOffset];
   const unsigned flags = src[kAlpZstdFlagsOffset];
@@ -186,7 +202,8 @@ Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const
     return Corrupt(encoding,
                    "exponent " + N(h->exponent) + " factor " + N(h->factor) + " out of range");
   }
-  if ((flags & ~std::uint32_t{kDeltaFlag}) != 0) return Corrupt(encoding, "unknown flags " + N(flags));
+  if ((flags & ~allowed_flags) != 0) return Corrupt(encoding, "unknown flags " + N(flags));
+  h->flags = flags;
   if (h->exceptions > n) {
     return Corrupt(encoding, "exception count " + N(h->exceptions) + " > count " + N(n));
   }
@@ -421,6 +438,229 @@ Status DecodeAlpRadix(std::span<const std::uint8_t> src, std::span<T> out,
   return FinishCompactDecode(ints, h, p + packed, out, kName);
 }
 
+namespace {
+
+// Bits of `x` as Rice codes with parameter k (the zero bits of the quotients, a 1 each, k bits
+// each); SIZE_MAX past `limit` bits.
+std::size_t RiceBits(const std::uint64_t* x, std::size_t count, unsigned k, std::size_t limit) {
+  std::size_t bits = count * (k + 1);
+  if (bits > limit) return SIZE_MAX;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t zeros = x[i] >> k;
+    if (zeros > limit - bits) return SIZE_MAX;  // also keeps the sum from wrapping
+    bits += static_cast<std::size_t>(zeros);
+  }
+  return bits;
+}
+
+struct RiceChoice {
+  std::size_t bits = SIZE_MAX;
+  unsigned k = 0;
+};
+
+// The parameter that codes `x` in the fewest bits: near log2 of the mean, where a geometric law's
+// optimum lies, then the neighbours while they improve.
+RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t limit) {
+  RiceChoice best;
+  if (count == 0) return {0, 0};
+  std::uint64_t mean = 0;
+  for (std::size_t i = 0; i < count; ++i) mean += x[i] / count;  // no overflow
+  const unsigned start = std::min<unsigned>(
+      kMaxRiceK, mean == 0 ? 0u : static_cast<unsigned>(std::bit_width(mean)) - 1);
+  for (unsigned k = start;; --k) {  // downwards
+    const std::size_t bits = RiceBits(x, count, k, limit);
+    if (bits >= best.bits && best.bits != SIZE_MAX) break;
+    if (bits < best.bits) best = {bits, k};
+    if (k == 0) break;
+  }
+  for (unsigned k = start + 1; k <= kMaxRiceK; ++k) {  // upwards
+    const std::size_t bits = RiceBits(x, count, k, limit);
+    if (bits >= best.bits) break;
+    best = {bits, k};
+  }
+  return best;
+}
+
+// Writes the codes into `stream`, zeroed for ceil(bits / 8) + 8 bytes beforehand.
+void WriteRice(const std::uint64_t* x, std::size_t count, unsigned k, std::uint8_t* stream) {
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    pos += static_cast<std::size_t>(x[i] >> k);  // the zero bits
+    // The 1, then the low bits: 1 + k <= 57 bits from bit pos % 8 of the byte: one 8-byte OR.
+    const std::uint64_t code =
+        (std::uint64_t{1} | ((x[i] & ((std::uint64_t{1} << k) - 1)) << 1)) << (pos % 8);
+    std::uint64_t word;
+    std::memcpy(&word, stream + pos / 8, 8);
+    word |= code;
+    std::memcpy(stream + pos / 8, &word, 8);
+    pos += 1 + k;
+  }
+}
+
+}  // namespace
+
+template <typename T>
+std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned factor,
+                          Workspace& ws, std::span<std::uint8_t> out) noexcept {
+  const std::size_t n = values.size();
+  simd::AlpEncodeStats stats;
+  if (!CompactAlpInts(values, exponent, factor, ws, &stats)) return 0;
+  const std::size_t exceptions = stats.exceptions;
+  const std::size_t tail = ExceptionBytes(exceptions, sizeof(T));
+  // The stream and 8 bytes of slack go to ws.packed; a stream that needs more is not smaller
+  // than raw.
+  const std::size_t fixed = kAlpRiceHeaderBytes + 2 * kMaxVarint64Bytes + 1 + tail;
+  if (out.size() <= fixed) return 0;
+  const std::size_t room_bits = std::min(out.size() - fixed, sizeof ws.packed - 8) * 8;
+  // Offsets from the minimum (ws.ints2 is free for the deltas).
+  auto* offsets = reinterpret_cast<std::uint64_t*>(ws.ints);
+  const auto lo = static_cast<std::uint64_t>(stats.lo);
+  for (std::size_t i = 0; i < n; ++i) offsets[i] -= lo;
+  const RiceChoice plain = ChooseRice(offsets, n, room_bits);
+  // Deltas, zigzagged or above the smallest: recomputed from the offsets (the same differences).
+  auto* deltas = reinterpret_cast<std::uint64_t*>(ws.ints2);
+  RiceChoice zigzag, above;
+  std::uint64_t dlo = 0;
+  if (n > 1) {
+    std::int64_t smallest = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      const auto d = static_cast<std::int64_t>(offsets[i] - offsets[i - 1]);
+      smallest = i == 1 ? d : std::min(smallest, d);
+      deltas[i - 1] = ZigZag(d);
+    }
+    zigzag = ChooseRice(deltas, n - 1, room_bits);
+    dlo = static_cast<std::uint64_t>(smallest);
+    // Above the smallest delta (mod 2^64, as the decoder adds it back), into ws.bits: ws.ints2
+    // keeps the zigzagged deltas until the choice is made.
+    auto* shifted = reinterpret_cast<std::uint64_t*>(ws.bits);
+    for (std::size_t i = 1; i < n; ++i) shifted[i - 1] = offsets[i] - offsets[i - 1] - dlo;
+    above = ChooseRice(shifted, n - 1, room_bits);
+  }
+  const RiceChoice* best = &plain;
+  if (zigzag.bits < best->bits) best = &zigzag;
+  if (above.bits < best->bits) best = &above;
+  if (best->bits == SIZE_MAX) return 0;
+  const bool delta = best != &plain;
+  const bool zigzagged = best == &zigzag;
+  const std::uint64_t* x = best == &plain    ? offsets
+                           : best == &zigzag ? deltas
+                                             : reinterpret_cast<const std::uint64_t*>(ws.bits);
+  const std::size_t count = delta ? n - 1 : n;
+  const std::size_t stream_bytes = (best->bits + 7) / 8;
+  auto* stream = reinterpret_cast<std::uint8_t*>(ws.packed);
+  std::memset(stream, 0, stream_bytes + 8);
+  WriteRice(x, count, best->k, stream);
+  std::uint8_t* p = out.data();
+  std::uint8_t* q =
+      WriteCompactHeader(p, FloatEncoding::kAlpRice, n, exponent, factor, delta, exceptions);
+  if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
+  // The first integer (offsets[0] + lo) and the base, as the decoder adds them back.
+  if (delta) q = PutVarint(ZigZag(static_cast<std::int64_t>(offsets[0] + lo)), q);
+  if (!zigzagged) q = PutVarint(ZigZag(static_cast<std::int64_t>(delta ? dlo : lo)), q);
+  *q++ = static_cast<std::uint8_t>(best->k);
+  if (static_cast<std::size_t>(q - p) + stream_bytes + tail > out.size()) return 0;
+  std::memcpy(q, stream, stream_bytes);
+  q += stream_bytes;
+  // WriteExceptions reads the positions only; the integers were rewritten above.
+  WriteExceptions(values, ws, exceptions, q);
+  return static_cast<std::size_t>(q - p) + tail;
+}
+
+template <typename T>
+Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept {
+  constexpr const char* kName = "alp_rice";
+  const std::size_t n = out.size();
+  if (src.size() < kAlpRiceHeaderBytes) {
+    return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpRiceHeaderBytes));
+  }
+  CompactHeader h;
+  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h, kDeltaFlag | kZigZagFlag));
+  const bool zigzagged = (h.flags & kZigZagFlag) != 0;
+  if (zigzagged && !h.delta) return Corrupt(kName, "zigzag flag without delta flag");
+  const std::uint8_t* p = src.data() + kAlpRiceHeaderBytes;
+  const std::uint8_t* const end = src.data() + src.size();
+  std::uint64_t first = 0, base = 0;
+  if ((h.delta && !GetVarint(&p, end, &first)) || (!zigzagged && !GetVarint(&p, end, &base))) {
+    return Corrupt(kName, "header varints truncated or too long");
+  }
+  if (p == end) return Corrupt(kName, "no Rice parameter");
+  const unsigned k = *p++;
+  if (k > kMaxRiceK) return Corrupt(kName, "Rice parameter " + N(k) + " > " + N(kMaxRiceK));
+  const std::size_t tail = ExceptionBytes(h.exceptions, sizeof(T));
+  if (static_cast<std::size_t>(end - p) < tail) {
+    return Corrupt(kName, N(static_cast<std::size_t>(end - p)) + " bytes after the header < " +
+                              N(tail) + " of exceptions");
+  }
+  const std::size_t stream_bytes = static_cast<std::size_t>(end - p) - tail;
+  if (stream_bytes > sizeof ws.packed - 8) {
+    return Corrupt(kName, "stream of " + N(stream_bytes) + " bytes");
+  }
+  // A copy with 8 zero bytes after it: every load below reads inside ws.packed.
+  auto* stream = reinterpret_cast<std::uint8_t*>(ws.packed);
+  if (stream_bytes > 0) std::memcpy(stream, p, stream_bytes);
+  std::memset(stream + stream_bytes, 0, 8);
+  const std::size_t stream_bits = 8 * stream_bytes;
+  const std::size_t count = h.delta ? n - 1 : n;
+  std::uint64_t* ints = ws.bits;
+  std::uint64_t* x = h.delta ? ints + 1 : ints;
+  const std::uint64_t low_mask = (std::uint64_t{1} << k) - 1;
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    // The quotient: zero bits up to the next 1, a word at a time.
+    std::size_t q = 0;
+    for (;;) {
+      if (pos >= stream_bits) [[unlikely]] {
+        return Corrupt(kName, "code " + N(i) + " runs past the stream");
+      }
+      std::uint64_t word;
+      std::memcpy(&word, stream + pos / 8, 8);
+      word >>= pos % 8;  // 57 or more valid bits
+      if (word != 0) {
+        const auto zeros = static_cast<std::size_t>(std::countr_zero(word));
+        q += zeros;
+        pos += zeros + 1;
+        break;
+      }
+      q += 56;
+      pos += 56;
+    }
+    if (pos + k > stream_bits || (k > 0 && (q >> (64 - k)) != 0)) [[unlikely]] {
+      return Corrupt(kName, "code " + N(i) + " runs past the stream or 64 bits");
+    }
+    std::uint64_t word;
+    std::memcpy(&word, stream + pos / 8, 8);
+    x[i] = (static_cast<std::uint64_t>(q) << k) | ((word >> (pos % 8)) & low_mask);
+    pos += k;
+  }
+  if ((pos + 7) / 8 != stream_bytes) {
+    return Corrupt(kName, "codes end in byte " + N((pos + 7) / 8) + " of " + N(stream_bytes));
+  }
+  if (pos % 8 != 0 && (stream[pos / 8] >> (pos % 8)) != 0) {
+    return Corrupt(kName, "bits after the last code");
+  }
+  // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
+  const auto base_value = static_cast<std::uint64_t>(UnZigZag(base));
+  if (h.delta) {
+    std::uint64_t acc = static_cast<std::uint64_t>(UnZigZag(first));
+    ints[0] = acc;
+    for (std::size_t i = 1; i < n; ++i) {
+      acc += zigzagged ? static_cast<std::uint64_t>(UnZigZag(ints[i])) : ints[i] + base_value;
+      ints[i] = acc;
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) ints[i] += base_value;
+  }
+  return FinishCompactDecode(ints, h, end - tail, out, kName);
+}
+
+template std::size_t EncodeAlpRice<double>(std::span<const double>, unsigned, unsigned, Workspace&,
+                                           std::span<std::uint8_t>) noexcept;
+template std::size_t EncodeAlpRice<float>(std::span<const float>, unsigned, unsigned, Workspace&,
+                                          std::span<std::uint8_t>) noexcept;
+template Status DecodeAlpRice<double>(std::span<const std::uint8_t>, std::span<double>,
+                                      Workspace&) noexcept;
+template Status DecodeAlpRice<float>(std::span<const std::uint8_t>, std::span<float>,
+                                     Workspace&) noexcept;
 template std::size_t EncodeAlpZstd<double>(std::span<const double>, unsigned, unsigned, Workspace&,
                                            std::span<std::uint8_t>) noexcept;
 template std::size_t EncodeAlpZstd<float>(std::span<const float>, unsigned, unsigned, Workspace&,

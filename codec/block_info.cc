@@ -41,7 +41,9 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
       break;
     }
     case FloatEncoding::kAlpZstd:
-    case FloatEncoding::kAlpRadix: {
+    case FloatEncoding::kAlpRadix:
+    case FloatEncoding::kAlpRice: {
+      static_assert(kAlpRadixHeaderBytes == kAlpRiceHeaderBytes);
       const std::size_t header = info->encoding == FloatEncoding::kAlpZstd ? kAlpZstdHeaderBytes
                                                                            : kAlpRadixHeaderBytes;
       if (src.size() < header) return TooShort(info->encoding, src.size(), header);

@@ -34,8 +34,9 @@ enum class FloatEncoding : std::uint8_t {
   kAlpZstd = 7,     // ALP integers as varints through zstd (background rewrites)
   kDictionary = 8,  // distinct values as a nested block, then indexes (background rewrites)
   kAlpRadix = 9,    // ALP integers as digits of their range, several to a field (background rewrites)
+  kAlpRice = 10,    // ALP integers (gaps, deltas or offsets) Rice-coded (background rewrites)
 };
-inline constexpr int kFloatEncodingCount = 10;
+inline constexpr int kFloatEncodingCount = 11;
 
 // A short stable name ("alp", "gorilla", ...) for metrics and reports.
 const char* FloatEncodingName(FloatEncoding e) noexcept;

@@ -182,7 +182,8 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kRaw: return EncodeRaw(values, out);
     case FloatEncoding::kAlpZstd:  // the compact encodings are not candidates of the chooser
     case FloatEncoding::kDictionary:
-    case FloatEncoding::kAlpRadix: break;
+    case FloatEncoding::kAlpRadix:
+    case FloatEncoding::kAlpRice: break;
   }
   return 0;
 }
@@ -407,7 +408,8 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
     case FloatEncoding::kConstant:
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kDictionary:
-    case FloatEncoding::kAlpRadix: break;
+    case FloatEncoding::kAlpRadix:
+    case FloatEncoding::kAlpRice: break;
   }
   return 0;
 }
@@ -435,7 +437,8 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kRaw:
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kDictionary:
-    case FloatEncoding::kAlpRadix: break;
+    case FloatEncoding::kAlpRadix:
+    case FloatEncoding::kAlpRice: break;
   }
   return SIZE_MAX;
 }
@@ -474,7 +477,8 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
     case FloatEncoding::kRaw:
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kDictionary:
-    case FloatEncoding::kAlpRadix: break;
+    case FloatEncoding::kAlpRadix:
+    case FloatEncoding::kAlpRice: break;
   }
   if (candidate_bytes == 0) return false;
   std::memcpy(out.data(), ws.bytes, candidate_bytes);
@@ -770,16 +774,25 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
   const auto consider = [&](FloatEncoding encoding) {
     const std::size_t room = std::min(best.bytes - 1, sizeof ws.bytes);
     const std::span<std::uint8_t> scratch(ws.bytes, room);
-    const std::size_t bytes =
-        encoding == FloatEncoding::kAlpZstd
-            ? EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, scratch)
-            : EncodeAlpRadix<double>(values, alp.exponent, alp.factor, ws, scratch);
+    std::size_t bytes = 0;
+    switch (encoding) {
+      case FloatEncoding::kAlpZstd:
+        bytes = EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, scratch);
+        break;
+      case FloatEncoding::kAlpRice:
+        bytes = EncodeAlpRice<double>(values, alp.exponent, alp.factor, ws, scratch);
+        break;
+      default: bytes = EncodeAlpRadix<double>(values, alp.exponent, alp.factor, ws, scratch);
+    }
     if (bytes == 0 || bytes >= best.bytes) return;
     std::memcpy(out.data(), ws.bytes, bytes);
     best = {bytes, encoding};
   };
   consider(FloatEncoding::kAlpRadix);
-  if (with_zstd) consider(FloatEncoding::kAlpZstd);
+  if (with_zstd) {
+    consider(FloatEncoding::kAlpRice);
+    consider(FloatEncoding::kAlpZstd);
+  }
   return best;
 }
 
@@ -859,6 +872,11 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
       bytes = EncodeAlpRadix<T>(values, alp.exponent, alp.factor, ws, bounded);
       break;
     }
+    case FloatEncoding::kAlpRice: {
+      const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
+      bytes = EncodeAlpRice<T>(values, alp.exponent, alp.factor, ws, bounded);
+      break;
+    }
     case FloatEncoding::kRaw: break;
   }
   if (bytes == 0) {
@@ -882,6 +900,7 @@ const char* FloatEncodingName(FloatEncoding e) noexcept {
     case FloatEncoding::kAlpZstd: return "alp_zstd";
     case FloatEncoding::kDictionary: return "dictionary";
     case FloatEncoding::kAlpRadix: return "alp_radix";
+    case FloatEncoding::kAlpRice: return "alp_rice";
   }
   return "unknown";
 }

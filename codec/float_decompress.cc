@@ -456,6 +456,8 @@ Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspac
       return DecodeDictionary(src, out, ws);
     case FloatEncoding::kAlpRadix:
       return DecodeAlpRadix(src, out, ws);
+    case FloatEncoding::kAlpRice:
+      return DecodeAlpRice(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }

@@ -91,6 +91,19 @@ std::size_t EncodeAlpRadix(std::span<const T> values, unsigned exponent, unsigne
 template <typename T>
 Status DecodeAlpRadix(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
+// ALP integers as Rice codes (a unary quotient and k low bits each): offsets from the minimum,
+// zigzagged deltas, or deltas above the smallest delta, whichever stream is shortest. Near the
+// entropy of geometric-like gaps (a dictionary's sorted distinct values, skewed deltas) where
+// packing spends the width of the largest. 0 when it cannot represent the block or does not fit.
+template <typename T>
+std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned factor,
+                          Workspace& ws, std::span<std::uint8_t> out) noexcept;
+
+// Decodes a kAlpRice block. REQUIRES: a checked header. Corruption on a bad field, varint,
+// parameter, length, code past the stream, bits after the last code or exception position.
+template <typename T>
+Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
+
 // ---- Dictionary ----------------------------------------------------------------------------
 // Blocks that repeat a few hundred distinct values (prices, sensor readings, coordinates that
 // recur) store each distinct value once, sorted, as a nested block of any other encoding, and the

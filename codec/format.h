@@ -52,6 +52,9 @@ static_assert(kAlpZstdFrameBytesOffset + 4 == kAlpZstdHeaderBytes);
 // ALP as radix digits: the ALP-through-zstd fields up to the exception count, then varints (see
 // codec/alp_compact.cc).
 inline constexpr std::size_t kAlpRadixHeaderBytes = kAlpZstdBaseOffset;
+// ALP Rice-coded: the same fixed fields, then varints, the Rice parameter and the bit stream (see
+// codec/alp_compact.cc).
+inline constexpr std::size_t kAlpRiceHeaderBytes = kAlpZstdBaseOffset;
 
 // ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;

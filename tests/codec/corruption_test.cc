@@ -18,7 +18,7 @@ constexpr FloatEncoding kEncodings[] = {
     FloatEncoding::kRaw,     FloatEncoding::kConstant, FloatEncoding::kAlp,
     FloatEncoding::kAlpDelta, FloatEncoding::kAlpRd,   FloatEncoding::kGorilla,
     FloatEncoding::kXorGroups, FloatEncoding::kAlpZstd, FloatEncoding::kDictionary,
-    FloatEncoding::kAlpRadix};
+    FloatEncoding::kAlpRadix, FloatEncoding::kAlpRice};
 
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {

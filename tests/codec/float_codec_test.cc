@@ -25,7 +25,7 @@ constexpr FloatEncoding kForced[] = {FloatEncoding::kRaw,      FloatEncoding::kC
                                      FloatEncoding::kAlp,      FloatEncoding::kAlpDelta,
                                      FloatEncoding::kAlpRd,    FloatEncoding::kGorilla,
                                      FloatEncoding::kXorGroups, FloatEncoding::kDictionary,
-                                     FloatEncoding::kAlpRadix};
+                                     FloatEncoding::kAlpRadix, FloatEncoding::kAlpRice};
 
 template <typename T>
 class FloatCodecTest : public ::testing::Test {
