@@ -2,13 +2,13 @@
 // 1024 values, on synthetic patterns and on data files, measured first and then verified.
 //
 //   codec-bench [--type float|double]
-//               [--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|all]
+//               [--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|all]
 //               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
 //               [--blocks N] [--isa scalar|avx2|avx512] [--cold] [--cpuprofile FILE]
 //
 // --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive, alp_zstd,
-// alp_radix or dictionary); --codec dictionary and --codec alp_radix force that encoding (raw when
-// it cannot shrink the block).
+// alp_radix, alp_rice or dictionary); --codec dictionary, alp_radix and alp_rice force that
+// encoding (raw when it cannot shrink the block).
 // --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
 // also for multi-block files; without it each data set keeps one hint across its blocks.
 //
@@ -44,7 +44,7 @@ constexpr std::size_t kBlock = kBlockCapacity;
 // Each timing repeats the whole data set until at least this many values went through.
 constexpr std::size_t kMinValuesPerTiming = 4u << 20;
 
-enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact, kDictionary, kAlpRadix };
+enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact, kDictionary, kAlpRadix, kAlpRice };
 
 // --cold: a fresh hint for every block. Set once by main before any measurement.
 bool g_cold_hints = false;
@@ -57,6 +57,7 @@ const char* CodecName(Codec c) {
     case Codec::kCompact: return "compact";
     case Codec::kDictionary: return "dictionary";
     case Codec::kAlpRadix: return "alp_radix";
+    case Codec::kAlpRice: return "alp_rice";
   }
   return "?";
 }
@@ -74,7 +75,7 @@ struct Options {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(stderr,
                "codec-bench: %s\nusage: codec-bench [--type float|double] "
-               "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|all] "
+               "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|all] "
                "[--pattern decimal|smooth|random|constant|all] "
                "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
                "[--cpuprofile FILE]\n",
@@ -104,11 +105,12 @@ Options Parse(int argc, char** argv) {
       else if (v == "compact") o.codecs.push_back(Codec::kCompact);
       else if (v == "dictionary") o.codecs.push_back(Codec::kDictionary);
       else if (v == "alp_radix") o.codecs.push_back(Codec::kAlpRadix);
+      else if (v == "alp_rice") o.codecs.push_back(Codec::kAlpRice);
       else if (v == "all") {
         o.codecs = {Codec::kAlp,     Codec::kGorilla, Codec::kXor,       Codec::kAdaptive,
-                    Codec::kCompact, Codec::kDictionary, Codec::kAlpRadix};
+                    Codec::kCompact, Codec::kDictionary, Codec::kAlpRadix, Codec::kAlpRice};
       }
-      else Usage("--codec takes alp, gorilla, xor, adaptive, compact, dictionary, alp_radix or all");
+      else Usage("--codec takes alp, gorilla, xor, adaptive, compact, dictionary, alp_radix, alp_rice or all");
     } else if (arg == "--pattern") {
       const std::string v = value();
       pattern_given = true;
@@ -202,6 +204,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kCompact: return EncodeDoublesCompact(v, hint, ws, out);
       case Codec::kDictionary: return EncodeDoublesAs(FloatEncoding::kDictionary, v, hint, ws, out);
       case Codec::kAlpRadix: return EncodeDoublesAs(FloatEncoding::kAlpRadix, v, hint, ws, out);
+      case Codec::kAlpRice: return EncodeDoublesAs(FloatEncoding::kAlpRice, v, hint, ws, out);
     }
   } else {
     switch (codec) {
@@ -212,6 +215,7 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kCompact: return EncodeFloatsAs(FloatEncoding::kAlpZstd, v, hint, ws, out);
       case Codec::kDictionary: return EncodeFloatsAs(FloatEncoding::kDictionary, v, hint, ws, out);
       case Codec::kAlpRadix: return EncodeFloatsAs(FloatEncoding::kAlpRadix, v, hint, ws, out);
+      case Codec::kAlpRice: return EncodeFloatsAs(FloatEncoding::kAlpRice, v, hint, ws, out);
     }
   }
   return {};

@@ -29,11 +29,16 @@
 //   the largest gap's 35 bits where their entropy is 31.5) are written as Rice codes: the
 //   quotient x >> k in unary (that many 0 bits, then a 1), then the k low bits. The stream is
 //   whichever is shortest of: offsets from the minimum, zigzagged deltas, deltas minus the
-//   smallest delta. Layout (little-endian), after the 3-byte block header:
+//   smallest delta. The low bits and the quotients are two streams: the low bits unpack with
+//   the FFOR kernels, and the quotients are read a word at a time, one set bit per code, with no
+//   dependency between a code's position and the load of the next.
+//   Layout (little-endian), after the 3-byte block header:
 //     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas), u16 exception
 //     count E, varints: zigzag(first integer) (delta only), zigzag(base) (not with zigzag),
-//     u8 k (<= kMaxRiceK), the codes as a little-endian bit stream (bit 0 of byte 0 first),
-//     zero bits to the byte, E x u16 exception positions (ascending), E x sizeof(T) values.
+//     u8 k (<= kMaxRiceK), the codes' low bits packed (PackedBytes(codes, k), bit_packing.h),
+//     the quotients as a little-endian bit stream (bit 0 of byte 0 first; each a run of 0 bits
+//     ended by a 1; zero bits to the byte), E x u16 exception positions (ascending),
+//     E x sizeof(T) exception values.
 #include <zstd.h>
 
 #include <algorithm>
@@ -66,7 +71,7 @@ namespace {
 constexpr std::uint8_t kDeltaFlag = 1;
 // kAlpRice only: the deltas are zigzagged (no base).
 constexpr std::uint8_t kZigZagFlag = 2;
-// The largest Rice parameter: k low bits and the 7 bits of a byte offset fit one 64-bit store.
+// The largest Rice parameter (ALP integers and their deltas need fewer bits).
 constexpr unsigned kMaxRiceK = 56;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
 // on the real data sets at several times the cost.
@@ -481,22 +486,6 @@ RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t lim
   return best;
 }
 
-// Writes the codes into `stream`, zeroed for ceil(bits / 8) + 8 bytes beforehand.
-void WriteRice(const std::uint64_t* x, std::size_t count, unsigned k, std::uint8_t* stream) {
-  std::size_t pos = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    pos += static_cast<std::size_t>(x[i] >> k);  // the zero bits
-    // The 1, then the low bits: 1 + k <= 57 bits from bit pos % 8 of the byte: one 8-byte OR.
-    const std::uint64_t code =
-        (std::uint64_t{1} | ((x[i] & ((std::uint64_t{1} << k) - 1)) << 1)) << (pos % 8);
-    std::uint64_t word;
-    std::memcpy(&word, stream + pos / 8, 8);
-    word |= code;
-    std::memcpy(stream + pos / 8, &word, 8);
-    pos += 1 + k;
-  }
-}
-
 }  // namespace
 
 template <typename T>
@@ -546,10 +535,9 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
                            : best == &zigzag ? deltas
                                              : reinterpret_cast<const std::uint64_t*>(ws.bits);
   const std::size_t count = delta ? n - 1 : n;
-  const std::size_t stream_bytes = (best->bits + 7) / 8;
-  auto* stream = reinterpret_cast<std::uint8_t*>(ws.packed);
-  std::memset(stream, 0, stream_bytes + 8);
-  WriteRice(x, count, best->k, stream);
+  const unsigned k = best->k;
+  const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
+  const std::size_t unary_bytes = (best->bits - count * k + 7) / 8;
   std::uint8_t* p = out.data();
   std::uint8_t* q =
       WriteCompactHeader(p, FloatEncoding::kAlpRice, n, exponent, factor, delta, exceptions);
@@ -557,10 +545,23 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   // The first integer (offsets[0] + lo) and the base, as the decoder adds them back.
   if (delta) q = PutVarint(ZigZag(static_cast<std::int64_t>(offsets[0] + lo)), q);
   if (!zigzagged) q = PutVarint(ZigZag(static_cast<std::int64_t>(delta ? dlo : lo)), q);
-  *q++ = static_cast<std::uint8_t>(best->k);
-  if (static_cast<std::size_t>(q - p) + stream_bytes + tail > out.size()) return 0;
-  std::memcpy(q, stream, stream_bytes);
-  q += stream_bytes;
+  *q++ = static_cast<std::uint8_t>(k);
+  if (static_cast<std::size_t>(q - p) + low_bytes + unary_bytes + tail > out.size()) return 0;
+  if (count > 0) {
+    std::uint64_t lows[kBlockCapacity];
+    const std::uint64_t low_mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
+    for (std::size_t i = 0; i < count; ++i) lows[i] = x[i] & low_mask;
+    PackInts(lows, count, 0, k, ws.packed, q);
+    q += low_bytes;
+  }
+  std::memset(q, 0, unary_bytes);
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    pos += static_cast<std::size_t>(x[i] >> k);  // the 0 bits
+    q[pos / 8] = static_cast<std::uint8_t>(q[pos / 8] | (1u << (pos % 8)));
+    ++pos;
+  }
+  q += unary_bytes;
   // WriteExceptions reads the positions only; the integers were rewritten above.
   WriteExceptions(values, ws, exceptions, q);
   return static_cast<std::size_t>(q - p) + tail;
@@ -587,56 +588,55 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   const unsigned k = *p++;
   if (k > kMaxRiceK) return Corrupt(kName, "Rice parameter " + N(k) + " > " + N(kMaxRiceK));
   const std::size_t tail = ExceptionBytes(h.exceptions, sizeof(T));
-  if (static_cast<std::size_t>(end - p) < tail) {
-    return Corrupt(kName, N(static_cast<std::size_t>(end - p)) + " bytes after the header < " +
-                              N(tail) + " of exceptions");
-  }
-  const std::size_t stream_bytes = static_cast<std::size_t>(end - p) - tail;
-  if (stream_bytes > sizeof ws.packed - 8) {
-    return Corrupt(kName, "stream of " + N(stream_bytes) + " bytes");
-  }
-  // A copy with 8 zero bytes after it: every load below reads inside ws.packed.
-  auto* stream = reinterpret_cast<std::uint8_t*>(ws.packed);
-  if (stream_bytes > 0) std::memcpy(stream, p, stream_bytes);
-  std::memset(stream + stream_bytes, 0, 8);
-  const std::size_t stream_bits = 8 * stream_bytes;
   const std::size_t count = h.delta ? n - 1 : n;
+  const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
+  if (static_cast<std::size_t>(end - p) < low_bytes + tail) {
+    return Corrupt(kName, N(static_cast<std::size_t>(end - p)) + " bytes after the header < " +
+                              N(low_bytes) + " of low bits and " + N(tail) + " of exceptions");
+  }
+  const std::size_t unary_bytes = static_cast<std::size_t>(end - p) - low_bytes - tail;
+  if (unary_bytes > sizeof ws.packed - 8) {
+    return Corrupt(kName, "quotient stream of " + N(unary_bytes) + " bytes");
+  }
   std::uint64_t* ints = ws.bits;
   std::uint64_t* x = h.delta ? ints + 1 : ints;
-  const std::uint64_t low_mask = (std::uint64_t{1} << k) - 1;
-  std::size_t pos = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    // The quotient: zero bits up to the next 1, a word at a time.
-    std::size_t q = 0;
-    for (;;) {
-      if (pos >= stream_bits) [[unlikely]] {
-        return Corrupt(kName, "code " + N(i) + " runs past the stream");
+  if (count > 0) UnpackInts(p, count, 0, k, ws.packed, x);
+  // The quotients: a copy padded with zeros to whole words, read a word at a time; each set bit
+  // ends a code, and its distance from the previous one is the quotient.
+  auto* unary = reinterpret_cast<std::uint8_t*>(ws.packed);
+  if (unary_bytes > 0) std::memcpy(unary, p + low_bytes, unary_bytes);
+  std::memset(unary + unary_bytes, 0, 8);
+  const std::size_t words = (unary_bytes + 7) / 8;
+  std::size_t i = 0;
+  std::size_t next = 0;  // the bit where the current code starts
+  std::size_t w = 0;
+  std::uint64_t word = 0;
+  for (; w < words && i < count; ++w) {
+    std::memcpy(&word, unary + 8 * w, 8);
+    while (word != 0 && i < count) {
+      const std::size_t at = 64 * w + static_cast<std::size_t>(std::countr_zero(word));
+      const std::uint64_t quotient = at - next;
+      if (k > 0 && (quotient >> (64 - k)) != 0) [[unlikely]] {
+        return Corrupt(kName, "code " + N(i) + " past 64 bits");
       }
-      std::uint64_t word;
-      std::memcpy(&word, stream + pos / 8, 8);
-      word >>= pos % 8;  // 57 or more valid bits
-      if (word != 0) {
-        const auto zeros = static_cast<std::size_t>(std::countr_zero(word));
-        q += zeros;
-        pos += zeros + 1;
-        break;
-      }
-      q += 56;
-      pos += 56;
+      x[i] |= quotient << k;
+      next = at + 1;
+      word &= word - 1;
+      ++i;
     }
-    if (pos + k > stream_bits || (k > 0 && (q >> (64 - k)) != 0)) [[unlikely]] {
-      return Corrupt(kName, "code " + N(i) + " runs past the stream or 64 bits");
-    }
-    std::uint64_t word;
-    std::memcpy(&word, stream + pos / 8, 8);
-    x[i] = (static_cast<std::uint64_t>(q) << k) | ((word >> (pos % 8)) & low_mask);
-    pos += k;
   }
-  if ((pos + 7) / 8 != stream_bytes) {
-    return Corrupt(kName, "codes end in byte " + N((pos + 7) / 8) + " of " + N(stream_bytes));
+  if (i != count) return Corrupt(kName, "code " + N(i) + " runs past the stream");
+  // Nothing after the last code: no set bit left in its word or after it, and no byte past the
+  // one it ends in.
+  bool stray = word != 0;
+  for (; w < words; ++w) {
+    std::uint64_t rest;
+    std::memcpy(&rest, unary + 8 * w, 8);
+    stray |= rest != 0;
   }
-  if (pos % 8 != 0 && (stream[pos / 8] >> (pos % 8)) != 0) {
-    return Corrupt(kName, "bits after the last code");
+  if (stray || (next + 7) / 8 != unary_bytes) {
+    return Corrupt(kName, "codes end in byte " + N((next + 7) / 8) + " of " + N(unary_bytes) +
+                              (stray ? ", bits after the last code" : ""));
   }
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
   const auto base_value = static_cast<std::uint64_t>(UnZigZag(base));

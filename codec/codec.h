@@ -60,8 +60,9 @@ EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Works
                           std::span<std::uint8_t> out) noexcept;
 
 // Encodes for long-term storage: EncodeDoubles' choice, ALP through zstd (kAlpZstd), ALP as radix
-// digits (kAlpRadix) or a dictionary of the distinct values (kDictionary), whichever is smallest. Several times slower
-// than EncodeDoubles: meant for background rewrites of sealed chunks, not the ingest path. REQUIRES: as for EncodeDoubles.
+// digits (kAlpRadix), ALP as Rice codes (kAlpRice) or a dictionary of the distinct values
+// (kDictionary), whichever is smallest. Several times slower than EncodeDoubles: meant for
+// background rewrites of sealed chunks, not the ingest path. REQUIRES: as for EncodeDoubles.
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
                                   std::span<std::uint8_t> out) noexcept;
 

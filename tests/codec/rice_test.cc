@@ -1,0 +1,174 @@
+// ALP as Rice codes (kAlpRice): the three streams it chooses between (offsets, zigzagged deltas,
+// deltas above the smallest), the size it reaches on geometric gaps against ALP's packing, the
+// compact chooser's use of it on a dictionary of coordinates, exceptions and floats, and named
+// errors for corrupt blocks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+
+#include "codec/codec.h"
+#include "codec/float_encodings.h"
+#include "codec/format.h"
+#include "codec_test_util.h"
+
+namespace ingot::codec {
+namespace {
+
+using testing::BitEqual;
+
+constexpr std::uint8_t kRiceDelta = 1;
+constexpr std::uint8_t kRiceZigZag = 2;
+
+EncodeResult EncodeRice(const std::vector<double>& v, Workspace& ws, std::vector<std::uint8_t>& buf) {
+  buf.assign(MaxEncodedFloatBytes(v.size(), 8), 0);
+  SeriesHint hint;
+  const EncodeResult r = EncodeDoublesAs(FloatEncoding::kAlpRice, v, hint, ws, buf);
+  buf.resize(r.bytes);  // exact size: an over-read is an ASan report
+  return r;
+}
+
+void ExpectRoundTrip(const std::vector<double>& v, const std::vector<std::uint8_t>& block,
+                     Workspace& ws) {
+  std::vector<double> back(v.size());
+  const Status st = DecodeDoubles(block, back, ws);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(BitEqual(v, back));
+}
+
+// Sorted distinct coordinates with 13 decimals, gaps drawn from a geometric law: what a
+// dictionary block holds for taxi zones' longitudes.
+std::vector<double> SortedCoordinates(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::geometric_distribution<std::int64_t> gap(1.0 / 4.0e9);
+  std::set<std::int64_t> ints;
+  std::int64_t x = -740'159'272'589'091;  // -74.0159272589091 as 13-decimal ALP integers
+  while (ints.size() < n) ints.insert(x += 1 + gap(rng));
+  std::vector<double> v;
+  for (std::int64_t i : ints) v.push_back(static_cast<double>(i) / 1e13);
+  return v;
+}
+
+TEST(AlpRice, SortedGapsTakeTheirEntropyNotTheLargestGap) {
+  auto ws = std::make_unique<Workspace>();
+  const auto v = SortedCoordinates(560, 1);
+  std::vector<std::uint8_t> rice, alp(MaxEncodedFloatBytes(v.size(), 8));
+  const EncodeResult r = EncodeRice(v, *ws, rice);
+  ASSERT_EQ(r.encoding, FloatEncoding::kAlpRice);
+  EXPECT_EQ(rice[kAlpZstdFlagsOffset], kRiceDelta);  // deltas above the smallest
+  SeriesHint hint;
+  const EncodeResult packed = EncodeDoublesAs(FloatEncoding::kAlpDelta, v, hint, *ws, alp);
+  ASSERT_EQ(packed.encoding, FloatEncoding::kAlpDelta);
+  // Geometric gaps of mean 4e9: about log2(4e9) + 1.5 = 33.4 bits each as Rice codes, against
+  // the width of the largest gap (35 to 36 bits) when packed.
+  EXPECT_LT(r.bytes * 8.0 / 559, 34.0);
+  EXPECT_LT(r.bytes * 100, packed.bytes * 96) << packed.bytes;
+  ExpectRoundTrip(v, rice, *ws);
+  // The compact chooser picks it for such a block, and for the dictionary built on it.
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  SeriesHint compact_hint;
+  EXPECT_EQ(EncodeDoublesCompact(v, compact_hint, *ws, buf).encoding, FloatEncoding::kAlpRice);
+}
+
+TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(2);
+  std::vector<std::uint8_t> block;
+  // Offsets: values near a floor with a skewed spread (most small, a few large).
+  std::vector<double> skewed(1000);
+  std::geometric_distribution<int> small(0.05);
+  for (double& x : skewed) x = 10.0 + small(rng) * 0.01;
+  skewed[7] = std::nan("");
+  skewed[500] = -std::numeric_limits<double>::infinity();
+  skewed[999] = -0.0;
+  ASSERT_EQ(EncodeRice(skewed, *ws, block).encoding, FloatEncoding::kAlpRice);
+  EXPECT_EQ(block[kAlpZstdFlagsOffset], 0);  // offsets
+  EXPECT_GE(LoadLe<std::uint16_t>(block.data() + kAlpZstdExceptionCountOffset), 3u);
+  ExpectRoundTrip(skewed, block, *ws);
+  // Zigzagged deltas: a walk whose steps are mostly small, in both directions.
+  std::vector<double> walk(777);
+  std::int64_t cents = 0;
+  for (double& x : walk) {
+    const int step = small(rng);
+    cents += (rng() & 1) ? step : -step;
+    x = static_cast<double>(cents) / 100.0;
+  }
+  ASSERT_EQ(EncodeRice(walk, *ws, block).encoding, FloatEncoding::kAlpRice);
+  EXPECT_EQ(block[kAlpZstdFlagsOffset], kRiceDelta | kRiceZigZag);
+  ExpectRoundTrip(walk, block, *ws);
+  // Every count, including one value (no deltas) and two; blocks this short may come out raw
+  // (the varint header costs more than it saves), longer ones are Rice.
+  for (std::size_t n : {1, 2, 3, 63, 64, 65, 1024}) {
+    std::vector<double> v(SortedCoordinates(n, n));
+    const EncodeResult r = EncodeRice(v, *ws, block);
+    if (n >= 63) {
+      EXPECT_EQ(r.encoding, FloatEncoding::kAlpRice) << n;
+    }
+    ExpectRoundTrip(v, block, *ws);
+  }
+  // Floats.
+  std::vector<float> f(300);
+  for (float& x : f) x = static_cast<float>(small(rng)) * 0.5f - 3.f;
+  std::vector<std::uint8_t> fbuf(MaxEncodedFloatBytes(f.size(), 4));
+  SeriesHint hint;
+  const EncodeResult fr = EncodeFloatsAs(FloatEncoding::kAlpRice, f, hint, *ws, fbuf);
+  ASSERT_EQ(fr.encoding, FloatEncoding::kAlpRice);
+  std::vector<float> fback(f.size());
+  ASSERT_TRUE(DecodeFloats({fbuf.data(), fr.bytes}, fback, *ws).ok());
+  EXPECT_TRUE(BitEqual(f, fback));
+}
+
+TEST(AlpRice, CorruptBlocksNameTheField) {
+  auto ws = std::make_unique<Workspace>();
+  const auto v = SortedCoordinates(100, 3);
+  std::vector<std::uint8_t> good;
+  ASSERT_EQ(EncodeRice(v, *ws, good).encoding, FloatEncoding::kAlpRice);
+  ASSERT_EQ(good[kAlpZstdFlagsOffset], kRiceDelta);
+  std::vector<double> back(v.size());
+  auto expect_corrupt = [&](const std::vector<std::uint8_t>& block, const std::string& needle) {
+    const Status st = DecodeDoubles(block, back, *ws);
+    EXPECT_TRUE(st.IsCorruption()) << needle << ": " << st.ToString();
+    EXPECT_NE(st.ToString().find(needle), std::string::npos) << st.ToString();
+  };
+  auto with = [&](std::size_t offset, std::uint8_t byte) {
+    std::vector<std::uint8_t> b = good;
+    b[offset] = byte;
+    return b;
+  };
+  expect_corrupt(with(kAlpZstdExponentOffset, 40), "exponent 40");
+  expect_corrupt(with(kAlpZstdFlagsOffset, 4), "unknown flags 4");
+  expect_corrupt(with(kAlpZstdFlagsOffset, kRiceZigZag), "zigzag flag without delta flag");
+  expect_corrupt(with(kAlpZstdExceptionCountOffset, 200), "exception count 200");
+  std::vector<std::uint8_t> varints = good;
+  for (std::size_t i = kAlpRiceHeaderBytes; i < kAlpRiceHeaderBytes + 11; ++i) varints[i] = 0xff;
+  expect_corrupt(varints, "varints truncated or too long");
+  // The parameter byte follows the two varints (first integer, base).
+  std::size_t k_offset = kAlpRiceHeaderBytes;
+  for (int varint = 0; varint < 2; ++varint) {
+    while (good[k_offset] & 0x80) ++k_offset;
+    ++k_offset;
+  }
+  expect_corrupt(with(k_offset, 57), "Rice parameter 57");
+  // A smaller parameter reads the stream as other codes: they end elsewhere or run past it.
+  const Status shifted = DecodeDoubles(with(k_offset, static_cast<std::uint8_t>(good[k_offset] - 1)),
+                                       back, *ws);
+  EXPECT_TRUE(shifted.IsCorruption()) << shifted.ToString();
+  // Cut short: the last code runs past the stream.
+  expect_corrupt({good.begin(), good.end() - 1}, "past the stream");
+  // One byte more: the codes end before the stream does.
+  std::vector<std::uint8_t> longer = good;
+  longer.push_back(0);
+  expect_corrupt(longer, "codes end in byte");
+  // All zero bits: no code ends.
+  std::vector<std::uint8_t> zeros = good;
+  std::fill(zeros.begin() + static_cast<long>(k_offset) + 1, zeros.end(), 0);
+  expect_corrupt(zeros, "runs past the stream");
+}
+
+}  // namespace
+}  // namespace ingot::codec
