@@ -216,6 +216,14 @@ Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const
   return Status::OK();
 }
 
+// Deltas back into integers: ints[0] = first, ints[i] = ints[i - 1] + delta i (ints[1..n) holds
+// the deltas on entry). Wrapping arithmetic: corrupt numbers give wrong values, never undefined
+// behaviour.
+void SumDeltas(std::uint64_t* ints, std::size_t n, std::uint64_t first) {
+  ints[0] = first;
+  for (std::size_t i = 1; i < n; ++i) ints[i] += ints[i - 1];
+}
+
 // The values of ALP integers `ints` (mod 2^64), then the exceptions at `positions`.
 template <typename T>
 Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
@@ -431,15 +439,7 @@ Status DecodeAlpRadix(std::span<const std::uint8_t> src, std::span<T> out,
   if (!UnpackRadix(p, digits, base_value, range, ws.packed, digit_out)) {
     return Corrupt(kName, "a packed field past its digits, or bits after the last field");
   }
-  // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
-  if (h.delta) {
-    std::uint64_t acc = static_cast<std::uint64_t>(UnZigZag(first));
-    ints[0] = acc;
-    for (std::size_t i = 1; i < n; ++i) {
-      acc += ints[i];
-      ints[i] = acc;
-    }
-  }
+  if (h.delta) SumDeltas(ints, n, static_cast<std::uint64_t>(UnZigZag(first)));
   return FinishCompactDecode(ints, h, p + packed, out, kName);
 }
 
@@ -496,8 +496,8 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   if (!CompactAlpInts(values, exponent, factor, ws, &stats)) return 0;
   const std::size_t exceptions = stats.exceptions;
   const std::size_t tail = ExceptionBytes(exceptions, sizeof(T));
-  // The stream and 8 bytes of slack go to ws.packed; a stream that needs more is not smaller
-  // than raw.
+  // The decoder reads the quotients from a copy in ws.packed with 8 bytes of padding: streams
+  // past that are refused (they are not smaller than raw anyway).
   const std::size_t fixed = kAlpRiceHeaderBytes + 2 * kMaxVarint64Bytes + 1 + tail;
   if (out.size() <= fixed) return 0;
   const std::size_t room_bits = std::min(out.size() - fixed, sizeof ws.packed - 8) * 8;
@@ -640,16 +640,12 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   }
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
   const auto base_value = static_cast<std::uint64_t>(UnZigZag(base));
-  if (h.delta) {
-    std::uint64_t acc = static_cast<std::uint64_t>(UnZigZag(first));
-    ints[0] = acc;
-    for (std::size_t i = 1; i < n; ++i) {
-      acc += zigzagged ? static_cast<std::uint64_t>(UnZigZag(ints[i])) : ints[i] + base_value;
-      ints[i] = acc;
-    }
+  if (zigzagged) {
+    for (std::size_t j = 1; j < n; ++j) ints[j] = static_cast<std::uint64_t>(UnZigZag(ints[j]));
   } else {
-    for (std::size_t i = 0; i < n; ++i) ints[i] += base_value;
+    for (std::size_t j = h.delta ? 1 : 0; j < n; ++j) ints[j] += base_value;
   }
+  if (h.delta) SumDeltas(ints, n, static_cast<std::uint64_t>(UnZigZag(first)));
   return FinishCompactDecode(ints, h, end - tail, out, kName);
 }
 

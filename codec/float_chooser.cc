@@ -753,17 +753,30 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
   return finish(ChooseAndEncode(values, hint, ws, out, FloatEncoding::kRaw, 0, too_big));
 }
 
-// EncodeDoubles' choice, or ALP as radix digits and (with_zstd) ALP through zstd when one of them
-// is smaller. Without zstd only an ALP choice is tried again: the search of a block that the
-// chooser did not write as ALP is not repeated for the cheap candidate.
+// One of the compact ALP encodings (kAlpZstd, kAlpRice, kAlpRadix) with a chosen pair; 0 when it
+// cannot represent the block or does not fit in `out`.
+template <typename T>
+std::size_t EncodeCompactAlp(FloatEncoding encoding, std::span<const T> values,
+                             const AlpChoice& alp, Workspace& ws, std::span<std::uint8_t> out) {
+  switch (encoding) {
+    case FloatEncoding::kAlpZstd: return EncodeAlpZstd<T>(values, alp.exponent, alp.factor, ws, out);
+    case FloatEncoding::kAlpRice: return EncodeAlpRice<T>(values, alp.exponent, alp.factor, ws, out);
+    default: return EncodeAlpRadix<T>(values, alp.exponent, alp.factor, ws, out);
+  }
+}
+
+// EncodeDoubles' choice, or ALP as radix digits and (with_entropy) ALP as Rice codes or through
+// zstd, when one of them is smaller. Without the entropy coders only an ALP choice is tried
+// again: the search of a block that the chooser did not write as ALP is not repeated for the
+// cheap candidate.
 EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHint& hint,
                                         Workspace& ws, std::span<std::uint8_t> out,
-                                        bool with_zstd) {
+                                        bool with_entropy) {
   const EncodeResult chosen = EncodeAdaptive(values, hint, ws, out);
   if (chosen.encoding == FloatEncoding::kConstant || chosen.bytes <= kAlpRadixHeaderBytes) {
     return chosen;
   }
-  if (!with_zstd && chosen.encoding != FloatEncoding::kAlp &&
+  if (!with_entropy && chosen.encoding != FloatEncoding::kAlp &&
       chosen.encoding != FloatEncoding::kAlpDelta) {
     return chosen;
   }
@@ -774,22 +787,13 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
   const auto consider = [&](FloatEncoding encoding) {
     const std::size_t room = std::min(best.bytes - 1, sizeof ws.bytes);
     const std::span<std::uint8_t> scratch(ws.bytes, room);
-    std::size_t bytes = 0;
-    switch (encoding) {
-      case FloatEncoding::kAlpZstd:
-        bytes = EncodeAlpZstd<double>(values, alp.exponent, alp.factor, ws, scratch);
-        break;
-      case FloatEncoding::kAlpRice:
-        bytes = EncodeAlpRice<double>(values, alp.exponent, alp.factor, ws, scratch);
-        break;
-      default: bytes = EncodeAlpRadix<double>(values, alp.exponent, alp.factor, ws, scratch);
-    }
+    const std::size_t bytes = EncodeCompactAlp(encoding, values, alp, ws, scratch);
     if (bytes == 0 || bytes >= best.bytes) return;
     std::memcpy(out.data(), ws.bytes, bytes);
     best = {bytes, encoding};
   };
   consider(FloatEncoding::kAlpRadix);
-  if (with_zstd) {
+  if (with_entropy) {
     consider(FloatEncoding::kAlpRice);
     consider(FloatEncoding::kAlpZstd);
   }
@@ -799,7 +803,7 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
 // The compact encoding without the dictionary (the dictionary's nested block is encoded this way).
 EncodeResult EncodeWithoutDictionary(std::span<const double> values, SeriesHint& hint,
                                      Workspace& ws, std::span<std::uint8_t> out) {
-  return EncodeAdaptiveOrCompactAlp(values, hint, ws, out, /*with_zstd=*/true);
+  return EncodeAdaptiveOrCompactAlp(values, hint, ws, out, /*with_entropy=*/true);
 }
 
 // Bytes for a nested dictionary block or a whole dictionary block of a full block of doubles.
@@ -859,24 +863,16 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
       break;
     case FloatEncoding::kGorilla: bytes = EncodeGorilla<T, false>(values, bounded); break;
     case FloatEncoding::kXorGroups: bytes = EncodeXorGroups<T, false>(values, bounded); break;
-    case FloatEncoding::kAlpZstd: {
+    case FloatEncoding::kAlpZstd:
+    case FloatEncoding::kAlpRadix:
+    case FloatEncoding::kAlpRice: {
       const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
-      bytes = EncodeAlpZstd<T>(values, alp.exponent, alp.factor, ws, bounded);
+      bytes = EncodeCompactAlp(encoding, values, alp, ws, bounded);
       break;
     }
     case FloatEncoding::kDictionary:
       bytes = EncodeWithDictionary(values, ws, bounded);
       break;
-    case FloatEncoding::kAlpRadix: {
-      const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
-      bytes = EncodeAlpRadix<T>(values, alp.exponent, alp.factor, ws, bounded);
-      break;
-    }
-    case FloatEncoding::kAlpRice: {
-      const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
-      bytes = EncodeAlpRice<T>(values, alp.exponent, alp.factor, ws, bounded);
-      break;
-    }
     case FloatEncoding::kRaw: break;
   }
   if (bytes == 0) {
@@ -927,7 +923,7 @@ EncodeResult EncodeDoublesAs(FloatEncoding encoding, std::span<const double> val
 
 EncodeResult EncodeDoublesForHead(std::span<const double> values, SeriesHint& hint, Workspace& ws,
                                   std::span<std::uint8_t> out) noexcept {
-  return EncodeAdaptiveOrCompactAlp(values, hint, ws, out, /*with_zstd=*/false);
+  return EncodeAdaptiveOrCompactAlp(values, hint, ws, out, /*with_entropy=*/false);
 }
 
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,

@@ -1,4 +1,5 @@
-// Shared helpers of the codec tests: fixed-seed value patterns and dataset loading.
+// Shared helpers of the codec tests: fixed-seed value patterns, dataset loading and corrupt-block
+// checks.
 #pragma once
 
 #include <bit>
@@ -11,6 +12,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "codec/codec.h"
 
@@ -175,6 +178,22 @@ std::vector<T> MakePattern(Pattern p, std::size_t n, std::uint64_t seed) {
 template <typename T>
 bool BitEqual(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// `block` with the byte at `offset` replaced.
+inline std::vector<std::uint8_t> WithByte(std::vector<std::uint8_t> block, std::size_t offset,
+                                          std::uint8_t byte) {
+  block[offset] = byte;
+  return block;
+}
+
+// Expects `block`, decoded as `count` doubles, to be Corruption whose message names `needle`.
+inline void ExpectCorruptNaming(const std::vector<std::uint8_t>& block, std::size_t count,
+                                Workspace& ws, const std::string& needle) {
+  std::vector<double> back(count);
+  const Status st = DecodeDoubles(block, back, ws);
+  EXPECT_TRUE(st.IsCorruption()) << needle << ": " << st.ToString();
+  EXPECT_NE(st.ToString().find(needle), std::string::npos) << st.ToString();
 }
 
 }  // namespace ingot::codec::testing

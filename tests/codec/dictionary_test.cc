@@ -17,6 +17,8 @@ namespace ingot::codec {
 namespace {
 
 using testing::BitEqual;
+using testing::ExpectCorruptNaming;
+using testing::WithByte;
 
 // Encodes `values` as a dictionary block (forced), checks that it is one, and round-trips it from
 // an exact-size copy.
@@ -135,16 +137,10 @@ TEST(Dictionary, CorruptBlocksNameTheField) {
   const auto good = DictionaryRoundTrip(v, *ws);
   ASSERT_TRUE(HasRunBitmap(good));
   std::vector<double> back(v.size());
-  auto expect_corrupt = [&](std::vector<std::uint8_t> block, const std::string& needle) {
-    const Status st = DecodeDoubles(block, back, *ws);
-    EXPECT_TRUE(st.IsCorruption()) << needle << ": " << st.ToString();
-    EXPECT_NE(st.ToString().find(needle), std::string::npos) << st.ToString();
+  auto expect_corrupt = [&](const std::vector<std::uint8_t>& block, const std::string& needle) {
+    ExpectCorruptNaming(block, back.size(), *ws, needle);
   };
-  auto with = [&](std::size_t offset, std::uint8_t byte) {
-    std::vector<std::uint8_t> b = good;
-    b[offset] = byte;
-    return b;
-  };
+  auto with = [&](std::size_t offset, std::uint8_t byte) { return WithByte(good, offset, byte); };
   auto with16 = [&](std::size_t offset, std::uint16_t value) {
     std::vector<std::uint8_t> b = good;
     StoreLe<std::uint16_t>(b.data() + offset, value);

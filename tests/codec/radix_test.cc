@@ -18,6 +18,8 @@ namespace ingot::codec {
 namespace {
 
 using testing::BitEqual;
+using testing::ExpectCorruptNaming;
+using testing::WithByte;
 
 TEST(RadixPacking, ChoosesTheFewestBitsPerValue) {
   // 201 step values: 3 digits in 23 bits (7.67 bits each) beat 4 in 31 and 1 in 8.
@@ -180,15 +182,9 @@ TEST(AlpRadix, CorruptBlocksNameTheField) {
   const std::vector<std::uint8_t> good(buf.begin(), buf.begin() + static_cast<long>(r.bytes));
   std::vector<double> back(v.size());
   auto expect_corrupt = [&](const std::vector<std::uint8_t>& block, const std::string& needle) {
-    const Status st = DecodeDoubles(block, back, *ws);
-    EXPECT_TRUE(st.IsCorruption()) << needle << ": " << st.ToString();
-    EXPECT_NE(st.ToString().find(needle), std::string::npos) << st.ToString();
+    ExpectCorruptNaming(block, back.size(), *ws, needle);
   };
-  auto with = [&](std::size_t offset, std::uint8_t byte) {
-    std::vector<std::uint8_t> b = good;
-    b[offset] = byte;
-    return b;
-  };
+  auto with = [&](std::size_t offset, std::uint8_t byte) { return WithByte(good, offset, byte); };
   expect_corrupt(with(kAlpZstdExponentOffset, 40), "exponent 40");
   expect_corrupt(with(kAlpZstdFlagsOffset, 3), "unknown flags 3");
   expect_corrupt(with(kAlpZstdExceptionCountOffset, 200), "exception count 200");
