@@ -1,21 +1,31 @@
-// Sealed chunk format: one series' points (at most 1024) as a self-checking byte string.
+// Sealed chunk format: one series' points as a self-checking byte string. A chunk is one block of
+// at most 1024 points (what ingest seals), or a group of 2..8 such blocks (what ChunkGrouper
+// writes when it joins a series' consecutive chunks: one header and one key for up to 8192
+// points).
 //
 //   offset size
 //   0      1    format version (kChunkFormatVersion)
 //   1      1    value type (ValueType)
 //   2      1    timestamp encoding: kTimestampEncodingInt (codec::EncodeInts), or
 //               kTimestampEncodingRegular (min + i * step, step = (max - min) / (count - 1):
-//               the timestamp block is empty)
-//   3      1    value encoding: codec::FloatEncoding for float series, kIntValueEncoding otherwise
-//   4      2    count (1..1024)
-//   6      2    reserved, 0
+//               no timestamp blocks)
+//   3      1    value encoding: codec::FloatEncoding for float series (of the first block in a
+//               group), kIntValueEncoding otherwise
+//   4      2    count (1..1024; in a group, the sum of its blocks' counts)
+//   6      1    blocks - 1 (0: a single block, as in every chunk written before groups)
+//   7      1    reserved, 0
 //   8      8    min timestamp (ns, the first point)
 //   16     8    max timestamp (ns, the last point)
-//   24     4    timestamp block bytes (T)
-//   28     4    value block bytes (V)
+//   24     4    timestamp section bytes (T)
+//   28     4    value section bytes (V)
 //   32     8    checksum: XXH64(payload, seed = XXH64(bytes 0..31, 0))
-//   40     T    timestamp block
-//   40+T   V    value block
+//   40     T    timestamp section
+//   40+T   V    value section
+//
+// A single block: the timestamp section is its timestamp block (empty when regular), the value
+// section its value block. A group of B blocks: the timestamp section is a directory, B entries of
+// u16 count, u16 timestamp block bytes (only with kTimestampEncodingInt), u16 value block bytes,
+// followed by the B timestamp blocks; the value section is the B value blocks.
 //
 // All integers little-endian. Timestamps are strictly increasing within a chunk. The drawing with
 // the rationale lives in docs/chunk-format.md.
@@ -23,6 +33,7 @@
 // Thread safety: free functions over caller buffers; reentrant (one Workspace per thread).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -36,7 +47,11 @@ namespace ingot {
 
 inline constexpr std::uint8_t kChunkFormatVersion = 1;
 inline constexpr std::size_t kChunkHeaderBytes = 40;
+// Points of one block: what ingest seals into a chunk.
 inline constexpr std::size_t kChunkCapacity = codec::kBlockCapacity;
+// A group joins at most this many blocks, so a chunk holds at most kMaxChunkPoints points.
+inline constexpr std::size_t kMaxChunkBlocks = 8;
+inline constexpr std::size_t kMaxChunkPoints = kMaxChunkBlocks * kChunkCapacity;
 // persisted: never renumber
 inline constexpr std::uint8_t kTimestampEncodingInt = 1;
 // Points at a fixed interval (what scrapers and agents write): the header's min, max and count
@@ -52,12 +67,28 @@ struct ChunkHeader {
   std::uint8_t ts_encoding = 0;
   std::uint8_t value_encoding = 0;
   std::uint16_t count = 0;
+  std::uint8_t blocks = 1;  // 1 for a single block, 2..kMaxChunkBlocks for a group
   std::int64_t min_ts_ns = 0;
   std::int64_t max_ts_ns = 0;
   std::uint32_t ts_bytes = 0;
   std::uint32_t value_bytes = 0;
   std::uint64_t checksum = 0;
 };
+
+// One block of a chunk: points [first, first + count) of the chunk, its timestamp block (empty
+// when the chunk's timestamps are regular) and its value block.
+struct ChunkBlock {
+  std::uint32_t first = 0;
+  std::uint16_t count = 0;
+  std::span<const std::uint8_t> ts;
+  std::span<const std::uint8_t> values;
+};
+using ChunkBlocks = std::array<ChunkBlock, kMaxChunkBlocks>;
+
+// The blocks of a chunk, in time order; returns how many (header.blocks).
+// REQUIRES: ParseChunkHeader(chunk, &header) returned OK.
+std::size_t ListChunkBlocks(std::span<const std::uint8_t> chunk, const ChunkHeader& header,
+                            ChunkBlocks& blocks) noexcept;
 
 // Upper bound of a sealed chunk of `count` points; size the seal buffer with it.
 std::size_t MaxSealedChunkBytes(std::size_t count) noexcept;
@@ -78,9 +109,19 @@ std::size_t SealChunk(ValueType type, std::span<const std::int64_t> ts,
                       codec::Workspace& ws, std::span<std::uint8_t> out,
                       ChunkHeader* header = nullptr, SealFor purpose = SealFor::kIngest) noexcept;
 
+// Joins consecutive single-block chunks of one series (in time order, one value type, at most
+// kMaxChunkPoints points together) into one group chunk in `*out`. Value blocks are copied as
+// they are; timestamps become regular when all points are at one interval, and otherwise each
+// block keeps (or gets) an integer-coded timestamp block. Every input is validated (checksum
+// included): a corrupt, grouped or out-of-order input is Corruption or InvalidArgument and
+// `*out` is unspecified.
+Status GroupChunks(std::span<const std::span<const std::uint8_t>> chunks, codec::Workspace& ws,
+                   std::string* out);
+
 // Rewrites a sealed float chunk with the compact value encoding; true with `*out` holding the new
-// chunk when that is smaller. A chunk that is not a float chunk, is already compact or does not
-// validate is left as it is (false). `hint` carries the series' encoding state from one chunk to
+// chunk when that is smaller. A group is rewritten block by block (blocks already compact are
+// kept). A chunk that is not a float chunk, is already compact or does not validate is left as it
+// is (false). `hint` carries the series' encoding state from one chunk to
 // the next when consecutive calls rewrite one series.
 bool RecodeChunkCompact(std::span<const std::uint8_t> chunk, codec::SeriesHint& hint,
                         codec::Workspace& ws, std::string* out) noexcept;

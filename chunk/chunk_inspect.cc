@@ -16,11 +16,12 @@ ChunkDescription DescribeChunk(std::span<const std::uint8_t> chunk) {
     return d;
   }
   d.header_ok = true;
-  // ParseChunkHeader checked that both blocks lie inside the chunk.
-  const std::span<const std::uint8_t> ts_block =
-      chunk.subspan(kChunkHeaderBytes, d.header.ts_bytes);
-  const std::span<const std::uint8_t> value_block =
-      chunk.subspan(kChunkHeaderBytes + d.header.ts_bytes, d.header.value_bytes);
+  // ParseChunkHeader checked that every block lies inside the chunk. A group is described by its
+  // first block.
+  ChunkBlocks blocks;
+  ListChunkBlocks(chunk, d.header, blocks);
+  const std::span<const std::uint8_t> ts_block = blocks[0].ts;
+  const std::span<const std::uint8_t> value_block = blocks[0].values;
   if (d.header.ts_encoding == kTimestampEncodingRegular) {
     d.ts_encoding_name = "regular";
   } else {
@@ -70,18 +71,32 @@ Status CollectCodecStats(ChunkStore& store, std::uint64_t max_chunks, CodecStats
     }
     ++seen;
     const rocksdb::Slice v = it->value();
-    const ChunkDescription d =
-        DescribeChunk({reinterpret_cast<const std::uint8_t*>(v.data()), v.size()});
+    const std::span<const std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(v.data()),
+                                              v.size());
+    const ChunkDescription d = DescribeChunk(bytes);
     if (!d.ok) {
       ++stats->unreadable_chunks;
       continue;
     }
     AddTo(&stats->all, d);
     stats->timestamp_bytes += d.header.ts_bytes;
-    if (d.is_float) {
-      AddTo(&stats->by_float_encoding[static_cast<std::size_t>(d.value.encoding)], d);
-    } else {
+    if (!d.is_float) {
       AddTo(&stats->integer, d);
+      continue;
+    }
+    // A group's blocks count under their own encodings, sharing the group's bytes by value bytes.
+    ChunkBlocks blocks;
+    const std::size_t n = ListChunkBlocks(bytes, d.header, blocks);
+    for (std::size_t b = 0; b < n; ++b) {
+      codec::FloatBlockInfo info;
+      if (!codec::InspectFloatBlock(blocks[b].values, &info).ok()) continue;
+      EncodingTotals& t = stats->by_float_encoding[static_cast<std::size_t>(info.encoding)];
+      t.chunks += 1;
+      t.values += blocks[b].count;
+      t.value_bytes += blocks[b].values.size();
+      t.chunk_bytes += d.header.value_bytes == 0
+                           ? d.bytes / n
+                           : d.bytes * blocks[b].values.size() / d.header.value_bytes;
     }
   }
   if (!it->status().ok()) return FromRocks(it->status(), "scanning the chunks family");

@@ -27,7 +27,7 @@ struct ChunkDescription {
   bool header_ok = false;  // the chunk header parsed (the value block's may still not)
   ChunkHeader header;      // valid when header_ok
   std::size_t bytes = 0;   // the whole stored chunk, header included
-  // Float chunks: the value block's parameters. Integer and boolean chunks: unset.
+  // Float chunks: the value block's parameters (a group's first block). Integer and boolean chunks: unset.
   bool is_float = false;
   codec::FloatBlockInfo value;
   // Names of the encodings: the float encoding ("alp", ...) or "int_<kind>" for integer and
@@ -41,7 +41,7 @@ ChunkDescription DescribeChunk(std::span<const std::uint8_t> chunk);
 
 // Totals of one encoding over many chunks.
 struct EncodingTotals {
-  std::uint64_t chunks = 0;
+  std::uint64_t chunks = 0;  // blocks: a group counts once per block, under each one's encoding
   std::uint64_t values = 0;
   std::uint64_t value_bytes = 0;  // value blocks only
   std::uint64_t chunk_bytes = 0;  // whole chunks: headers and timestamps included

@@ -246,8 +246,8 @@ class Checker {
   ChunkStore& store_;
   DataCheckReport* report_;
   std::unordered_map<SeriesId, std::string> keys_;
-  std::vector<std::int64_t> ts_ = std::vector<std::int64_t>(kChunkCapacity);
-  std::vector<std::int64_t> raw_ = std::vector<std::int64_t>(kChunkCapacity);
+  std::vector<std::int64_t> ts_ = std::vector<std::int64_t>(kMaxChunkPoints);
+  std::vector<std::int64_t> raw_ = std::vector<std::int64_t>(kMaxChunkPoints);
   std::unique_ptr<codec::Workspace> ws_ = std::make_unique<codec::Workspace>();
 };
 

@@ -34,8 +34,8 @@ LateCompactor::LateCompactor(ChunkStore& store, LateSet& late,
       late_(late),
       shard_of_(std::move(shard_of)),
       ws_(std::make_unique<codec::Workspace>()),
-      ts_(kChunkCapacity),
-      raw_(kChunkCapacity),
+      ts_(kMaxChunkPoints),
+      raw_(kMaxChunkPoints),
       bits_(kChunkCapacity),
       out_(MaxSealedChunkBytes(kChunkCapacity)) {}
 

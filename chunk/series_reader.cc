@@ -174,15 +174,17 @@ Status SeriesReader::DecodeValues(const ChunkView& view, std::span<double> out) 
     return Status::InvalidArgument("value span of " + std::to_string(out.size()) +
                                    " for a chunk of " + std::to_string(h.count));
   }
-  if (st.ok()) {
-    const auto block = view.bytes.subspan(kChunkHeaderBytes + h.ts_bytes, h.value_bytes);
+  ChunkBlocks blocks;
+  const std::size_t n = st.ok() ? ListChunkBlocks(view.bytes, h, blocks) : 0;
+  for (std::size_t b = 0; b < n && st.ok(); ++b) {
+    const std::span<double> part = out.subspan(blocks[b].first, blocks[b].count);
     if (h.type == ValueType::kFloat) {
-      st = codec::DecodeDoubles(block, out, *ws_);
+      st = codec::DecodeDoubles(blocks[b].values, part, *ws_);
     } else {
-      int_scratch_.resize(h.count);
-      st = codec::DecodeInts(block, int_scratch_, *ws_);
+      int_scratch_.resize(part.size());
+      st = codec::DecodeInts(blocks[b].values, int_scratch_, *ws_);
       if (st.ok()) {
-        for (std::size_t i = 0; i < h.count; ++i) out[i] = static_cast<double>(int_scratch_[i]);
+        for (std::size_t i = 0; i < part.size(); ++i) part[i] = static_cast<double>(int_scratch_[i]);
       }
     }
   }

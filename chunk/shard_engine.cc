@@ -302,6 +302,7 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
     seal_batch_.Clear();
     // Only now are the late chunks readable: the compactor must not see the count move first.
     late_seals_.fetch_add(late_seals_pending_, std::memory_order_acq_rel);
+    chunk_writes_.fetch_add(1, std::memory_order_acq_rel);
   }
   return Status::OK();
 }
@@ -516,6 +517,7 @@ Status ShardEngine::Recover() {
   if (!rs.ok()) return FromRocks(rs, "shard " + std::to_string(shard_id_) + ": recover");
   unwritten_.Clear();
   late_seals_.fetch_add(unwritten_late_seals_, std::memory_order_acq_rel);
+  chunk_writes_.fetch_add(1, std::memory_order_acq_rel);
   unwritten_late_seals_ = 0;
   const Status was = failed_;
   failed_ = Status::OK();

@@ -118,6 +118,9 @@ class ShardEngine {
   Status FlushLateIfOver(std::size_t max_points);
   // Late chunks this shard has written (and made readable) so far.
   std::uint64_t late_seals() const { return late_seals_.load(std::memory_order_acquire); }
+  // Writes of sealed chunks (batches) this shard has made readable so far: what tells the chunk
+  // grouper that a new scan may find runs to join.
+  std::uint64_t chunk_writes() const { return chunk_writes_.load(std::memory_order_acquire); }
   // Clears the late bit of `sid` unless the shard wrote a late chunk since late_seals() returned
   // `seals_before` or the series has a late buffer; true if cleared.
   bool ClearLateIfQuiet(SeriesId sid, std::uint64_t seals_before);
@@ -224,6 +227,7 @@ class ShardEngine {
   std::size_t late_points_ GUARDED_BY(heads_mu_) = 0;           // points in late_heads_
   std::uint64_t late_seals_pending_ GUARDED_BY(heads_mu_) = 0;  // late chunks in seal_batch_
   std::atomic<std::uint64_t> late_seals_{0};
+  std::atomic<std::uint64_t> chunk_writes_{0};
 };
 
 }  // namespace ingot

@@ -20,6 +20,9 @@ namespace {
 
 constexpr std::int64_t kMinTs = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kMaxTs = std::numeric_limits<std::int64_t>::max();
+// Chunks the background grouping scan reads per second at most (headers and values, bypassing
+// the block cache); a scan runs only after new chunks were written.
+constexpr std::uint64_t kGroupScanChunksPerSecond = 16384;
 
 std::span<const std::uint8_t> AsBytes(const rocksdb::Slice& s) {
   return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
@@ -135,6 +138,7 @@ Status Storage::Open(const StorageOptions& options, int shard_count, const Clock
       *s->store_, s->late_, [p = s.get()](SeriesId sid) -> ShardEngine& {
         return p->shard(p->ShardOf(sid));
       });
+  s->grouper_ = std::make_unique<ChunkGrouper>(*s->store_);
   INGOT_RETURN_IF_ERROR(s->LoadLateChunks());
   INGOT_RETURN_IF_ERROR(s->Recover());
   s->background_ = std::thread([p = s.get()] { p->BackgroundLoop(); });
@@ -192,6 +196,7 @@ Status Storage::Recover() {
       const auto bytes = SplitHeadValue(AsBytes(it->value()), &hint);
       Status st = DecodeHeadKey(it->key(), &sid) ? ParseChunkHeader(bytes, &h)
                                                  : Status::Corruption("malformed head key");
+      if (st.ok() && h.blocks != 1) st = Status::Corruption("head buffer stored as a group");
       if (st.ok()) {
         st = ingot::DecodeChunkRaw(bytes, std::span(ts).first(h.count),
                                    std::span(raw).first(h.count), *ws);
@@ -367,8 +372,56 @@ void Storage::BackgroundLoop() {
           std::max<std::uint64_t>(1, options_.late_compaction_points_per_s * tick_ms / 1000);
       Status st = compactor_->Run(budget, &stats, &done);
       if (!st.ok()) log->error("merging late chunks failed: {}", st.ToString());
+      if (stats.chunks_written > 0) late_merges_++;
+    }
+    if (options_.group_chunks) {
+      MutexLock compact_lock(compact_mu_);
+      GroupStep(std::max<std::uint64_t>(64, kGroupScanChunksPerSecond * tick_ms / 1000));
     }
   }
+}
+
+std::uint64_t Storage::ChunkWrites() const {
+  std::uint64_t writes = late_merges_;
+  for (const auto& shard : shards_) writes += shard->chunk_writes();
+  return writes;
+}
+
+void Storage::GroupStep(std::uint64_t max_chunks) {
+  if (!grouping_) {
+    const std::uint64_t writes = ChunkWrites();
+    if (writes == grouped_at_writes_) return;  // nothing sealed since the last full scan
+    grouping_ = true;
+    grouping_from_writes_ = writes;
+  }
+  ChunkGroupStats stats;
+  bool done = false;
+  Status st = grouper_->Run(max_chunks, &stats, &done);
+  if (!st.ok()) {
+    Logger("storage")->error("grouping chunks failed: {}", st.ToString());
+    grouping_ = false;  // retried from where it stopped once chunks are written again
+    return;
+  }
+  if (done) {
+    grouping_ = false;
+    grouped_at_writes_ = grouping_from_writes_;
+  }
+}
+
+Status Storage::GroupChunks(ChunkGroupStats* stats) {
+  ChunkGroupStats local;
+  if (stats == nullptr) stats = &local;
+  if (!options_.group_chunks) return Status::OK();
+  MutexLock lock(compact_mu_);
+  const std::uint64_t writes = ChunkWrites();
+  grouper_->Rewind();
+  grouping_ = false;
+  bool done = false;
+  while (!done) {
+    INGOT_RETURN_IF_ERROR(grouper_->Run(std::numeric_limits<std::uint64_t>::max(), stats, &done));
+  }
+  grouped_at_writes_ = writes;
+  return Status::OK();
 }
 
 Status Storage::ReadLate(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
@@ -432,6 +485,7 @@ Status Storage::CompactLate(LateCompactionStats* stats) {
   while (!done) {
     INGOT_RETURN_IF_ERROR(compactor_->Run(std::numeric_limits<std::uint64_t>::max(), stats, &done));
   }
+  if (stats->chunks_written > 0) late_merges_++;
   return Status::OK();
 }
 

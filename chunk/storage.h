@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "chunk/chunk_format.h"
+#include "chunk/chunk_grouper.h"
 #include "chunk/chunk_store.h"
 #include "chunk/late_compactor.h"
 #include "chunk/late_merge.h"
@@ -184,6 +185,10 @@ class Storage {
   std::size_t late_series() const { return late_.count(); }
   std::size_t late_buffered_points() const;
 
+  // Joins every full run of consecutive chunks into group chunks now (ChunkGrouper), unless
+  // storage.group_chunks is off.
+  Status GroupChunks(ChunkGroupStats* stats = nullptr);
+
   // Checkpoints every shard now.
   Status Checkpoint();
 
@@ -197,6 +202,10 @@ class Storage {
   // Marks the series that have late chunks and raises the late sequence past theirs.
   Status LoadLateChunks();
   void BackgroundLoop();
+  // Sum of the shards' chunk writes and the late merges that wrote chunks.
+  std::uint64_t ChunkWrites() const REQUIRES(compact_mu_);
+  // One bounded step of the background grouping scan.
+  void GroupStep(std::uint64_t max_chunks) REQUIRES(compact_mu_);
 
   const StorageOptions options_;
   const Clock& clock_;
@@ -208,6 +217,13 @@ class Storage {
   LateSet late_;
   Mutex compact_mu_;
   std::unique_ptr<LateCompactor> compactor_ PT_GUARDED_BY(compact_mu_);  // set by Open
+  std::unique_ptr<ChunkGrouper> grouper_ PT_GUARDED_BY(compact_mu_);     // set by Open
+  // The chunk writes (ShardEngine::chunk_writes, summed, plus late merges) when the grouper's
+  // last full scan started: a scan runs again only once they move.
+  std::uint64_t grouped_at_writes_ GUARDED_BY(compact_mu_) = ~std::uint64_t{0};
+  bool grouping_ GUARDED_BY(compact_mu_) = false;  // a scan is under way, started at:
+  std::uint64_t grouping_from_writes_ GUARDED_BY(compact_mu_) = 0;
+  std::uint64_t late_merges_ GUARDED_BY(compact_mu_) = 0;  // late merges that wrote chunks
 
   Mutex bg_mu_;
   CondVar bg_cv_;

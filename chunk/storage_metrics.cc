@@ -62,6 +62,16 @@ StorageMetrics Register() {
       "Float chunks rewritten with the compact (entropy-coded) encoding by compactions.");
   m.chunk_bytes_saved_by_recoding = &r.AddCounter(
       "ingot_chunk_bytes_saved_by_recoding_total", "Bytes the compact rewrites saved.");
+  m.chunk_groups_written = &r.AddCounter(
+      "ingot_chunk_groups_written_total",
+      "Group chunks written: one key and header for up to 8 consecutive chunks of a series.");
+  m.chunks_grouped =
+      &r.AddCounter("ingot_chunks_grouped_total", "Chunks replaced by the groups written.");
+  m.chunk_bytes_saved_by_grouping = &r.AddCounter(
+      "ingot_chunk_bytes_saved_by_grouping_total", "Chunk bytes (headers) the groups saved.");
+  m.chunk_grouping_errors = &r.AddCounter(
+      "ingot_chunk_grouping_errors_total",
+      "Runs of chunks left ungrouped because one failed validation or the write failed.");
   m.wal_bytes_written = &r.AddCounter("ingot_wal_bytes_written_total", "Bytes appended to WALs.");
   m.wal_records_corrupt = &r.AddCounter("ingot_wal_records_corrupt_total",
                                         "Corrupt WAL regions skipped during recovery.");

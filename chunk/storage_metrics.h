@@ -33,6 +33,10 @@ struct StorageMetrics {
   Counter* chunks_corrupt;
   Counter* chunks_recoded;                 // rewritten with the compact encoding by compactions
   Counter* chunk_bytes_saved_by_recoding;
+  Counter* chunk_groups_written;           // group chunks written by ChunkGrouper
+  Counter* chunks_grouped;                 // single-block chunks they replaced
+  Counter* chunk_bytes_saved_by_grouping;
+  Counter* chunk_grouping_errors;
   Counter* wal_bytes_written;
   Counter* wal_records_corrupt;
   Counter* wal_torn_tails;

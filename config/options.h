@@ -78,6 +78,9 @@ struct StorageOptions {
   // Compactions rewrite sealed float chunks with the compact, entropy-coded value encoding where
   // it is smaller (storage.compact_chunks; costs background CPU, saves disk).
   bool compact_chunks = true;
+  // A background scan joins each series' consecutive sealed chunks into group chunks of up to
+  // 8 x 1024 points (one key and header each; storage.group_chunks).
+  bool group_chunks = true;
   // RocksDB table files kept open (-1: all). Not a config key: ingotd derives it from the
   // process' descriptor limit (node/main.cc), so that files and connections share it safely.
   int max_open_files = -1;

@@ -103,6 +103,7 @@ Json DescribeChunkJson(const ChunkView& view) {
   c["min_time"] = static_cast<double>(d.header.min_ts_ns) / 1e9;
   c["max_time"] = static_cast<double>(d.header.max_ts_ns) / 1e9;
   c["count"] = d.header.count;
+  c["blocks"] = d.header.blocks;
   c["ts_bytes"] = d.header.ts_bytes;
   c["value_bytes"] = d.header.value_bytes;
   c["ts_encoding"] = d.ts_encoding_name;
