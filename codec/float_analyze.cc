@@ -458,12 +458,17 @@ AlpRdPlan PlanAlpRd(std::span<const T> values, unsigned min_left, unsigned max_l
         dictionary_size <= 1 ? 0 : BitWidth(dictionary_size - 1);
     const std::uint64_t cost =
         count * (right_bits + index_bits) + exceptions * 32 + dictionary_size * 16 * count / 1024;
+    // A wider left part splits the same values into as many parts or more, so the dictionary
+    // covers no more of them: every wider split costs at least these exceptions plus the
+    // narrowest right parts. Once that bound loses, the search is over.
+    const std::uint64_t wider_bound = count * (kBits - max_left) + exceptions * 32;
     if (cost < best_cost) {
       best_cost = cost;
       best.right_bits = static_cast<std::uint8_t>(right_bits);
       best.dictionary_size = static_cast<std::uint8_t>(dictionary_size);
       for (std::size_t d = 0; d < dictionary_size; ++d) best.dictionary[d] = lefts[order[d]];
     }
+    if (wider_bound >= best_cost) break;
   }
   return best;
 }
@@ -471,8 +476,14 @@ AlpRdPlan PlanAlpRd(std::span<const T> values, unsigned min_left, unsigned max_l
 }  // namespace
 
 template <typename T>
-AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept {
-  return PlanAlpRd(values, 1, kAlpRdMaxLeftBits);
+AlpRdPlan AnalyzeAlpRd(std::span<const T> values, std::size_t rival_bits) noexcept {
+  // A split whose right parts alone take rival_bits per value cannot win: its left part is wider.
+  constexpr unsigned kBits = sizeof(T) * 8;
+  const unsigned min_left =
+      rival_bits >= kBits ? 1u
+                          : std::min<unsigned>(kAlpRdMaxLeftBits,
+                                               kBits + 1 - static_cast<unsigned>(rival_bits));
+  return PlanAlpRd(values, min_left, kAlpRdMaxLeftBits);
 }
 
 template <typename T>
@@ -523,8 +534,8 @@ template AlpChoice SearchAlpExponents<double>(std::span<const double>, SeriesHin
                                               double, bool) noexcept;
 template AlpChoice SearchAlpExponents<float>(std::span<const float>, SeriesHint&, Workspace&,
                                              double, bool) noexcept;
-template AlpRdPlan AnalyzeAlpRd<double>(std::span<const double>) noexcept;
-template AlpRdPlan AnalyzeAlpRd<float>(std::span<const float>) noexcept;
+template AlpRdPlan AnalyzeAlpRd<double>(std::span<const double>, std::size_t) noexcept;
+template AlpRdPlan AnalyzeAlpRd<float>(std::span<const float>, std::size_t) noexcept;
 template AlpRdPlan AnalyzeAlpRdForSplit<double>(std::span<const double>, unsigned) noexcept;
 template AlpRdPlan AnalyzeAlpRdForSplit<float>(std::span<const float>, unsigned) noexcept;
 template std::size_t EstimateAlpWithHint<double>(std::span<const double>, const SeriesHint&,

@@ -418,7 +418,8 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
 // never a pass over every value); SIZE_MAX when it does not apply. `rd` receives ALP-RD's plan.
 template <typename T>
 std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
-                              const SeriesHint& hint, Workspace& ws, AlpRdPlan* rd) {
+                              const SeriesHint& hint, Workspace& ws, AlpRdPlan* rd,
+                              std::size_t rival_bytes = SIZE_MAX) {
   const std::size_t n = values.size();
   switch (encoding) {
     case FloatEncoding::kAlp:
@@ -426,7 +427,7 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kGorilla: return EstimateGorilla(values, kGorillaCheckWindow);
     case FloatEncoding::kXorGroups: return EstimateXorGroups(values, kXorCheckWindow);
     case FloatEncoding::kAlpRd: {
-      *rd = AnalyzeAlpRd(values);
+      *rd = AnalyzeAlpRd(values, rival_bytes == SIZE_MAX ? SIZE_MAX : rival_bytes * 8 / n);
       const std::size_t window = std::min(n, kGorillaCheckWindow);
       const std::size_t fixed = kAlpRdHeaderBytes + 2 * rd->dictionary_size;
       const std::size_t rd_window =
@@ -637,9 +638,10 @@ EncodeResult ChooseFirstBlock(std::span<const T> values, SeriesHint& hint, Works
   options[count++] = {FloatEncoding::kXorGroups, xor_groups};
   options[count++] = {FloatEncoding::kGorilla, gorilla + gorilla / kGorillaDisplaceDivisor};
   AlpRdPlan rd;
-  if (AlpRdFloorBytes<T>(n) < std::min({alp_estimate, xor_groups, gorilla})) {
+  if (const std::size_t best = std::min({alp_estimate, xor_groups, gorilla});
+      AlpRdFloorBytes<T>(n) < best) {
     options[count++] = {FloatEncoding::kAlpRd,
-                        EstimateCandidate(FloatEncoding::kAlpRd, values, hint, ws, &rd)};
+                        EstimateCandidate(FloatEncoding::kAlpRd, values, hint, ws, &rd, best)};
   }
   // Insertion sort, stable: on equal ranks the faster encoder listed first wins.
   for (int k = 1; k < count; ++k) {

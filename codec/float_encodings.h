@@ -154,9 +154,11 @@ struct AlpRdPlan {
   std::uint16_t dictionary[8] = {};
 };
 
-// Chooses the left/right split and the left-part dictionary from a sample of `values`.
+// Chooses the left/right split and the left-part dictionary from a sample of `values`. Splits
+// whose right parts alone take `rival_bits` bits per value or more (they cannot beat a rival of
+// that size) are not considered, except the widest left part, which always is.
 template <typename T>
-AlpRdPlan AnalyzeAlpRd(std::span<const T> values) noexcept;
+AlpRdPlan AnalyzeAlpRd(std::span<const T> values, std::size_t rival_bits = SIZE_MAX) noexcept;
 
 // The dictionary for a known split (right_bits as chosen for an earlier block of the series).
 template <typename T>

@@ -94,12 +94,29 @@ void FuzzChunk(const std::uint8_t* data, std::size_t size) {
   for (std::size_t i = 1; i < ts.size(); ++i) {
     if (ts[i] <= ts[i - 1]) __builtin_trap();  // the decoder promised sorted timestamps
   }
-  std::vector<std::uint8_t> again(MaxSealedChunkBytes(h.count));
+  // Sealed again in blocks of the same counts (and joined when it was a group), the points must
+  // come back the same.
+  ChunkBlocks blocks;
+  const std::size_t n = ListChunkBlocks({data, size}, h, blocks);
+  std::vector<std::vector<std::uint8_t>> sealed(n);
+  std::vector<std::span<const std::uint8_t>> spans;
   ingot::codec::SeriesHint hint;
-  again.resize(SealChunk(h.type, ts,
-                         std::span<const std::uint64_t>(
-                             reinterpret_cast<const std::uint64_t*>(raw.data()), raw.size()),
-                         hint, Ws(), again));
+  for (std::size_t b = 0; b < n; ++b) {
+    const std::size_t first = blocks[b].first, count = blocks[b].count;
+    sealed[b].resize(MaxSealedChunkBytes(count));
+    sealed[b].resize(SealChunk(h.type, std::span(ts).subspan(first, count),
+                               std::span<const std::uint64_t>(
+                                   reinterpret_cast<const std::uint64_t*>(raw.data()) + first,
+                                   count),
+                               hint, Ws(), sealed[b]));
+    spans.emplace_back(sealed[b]);
+  }
+  std::string group;
+  if (n > 1 && !GroupChunks(spans, Ws(), &group).ok()) __builtin_trap();
+  const std::span<const std::uint8_t> again =
+      n > 1 ? std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(group.data()),
+                                            group.size())
+            : spans[0];
   std::vector<std::int64_t> ts2(h.count), raw2(h.count);
   if (!DecodeChunkRaw(again, ts2, raw2, Ws()).ok() || ts2 != ts || raw2 != raw) __builtin_trap();
 }
