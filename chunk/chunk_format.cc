@@ -567,15 +567,15 @@ Status DecodeChunkRaw(std::span<const std::uint8_t> chunk, std::span<std::int64_
   return Status::OK();
 }
 
-Status DecodeChunk(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
-                   std::span<double> values, codec::Workspace& ws, ChunkSource source) noexcept {
-  ChunkHeader h;
-  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values.size(), &h, ws, source));
-  ChunkBlocks blocks;
-  const std::size_t n = ListChunkBlocks(chunk, h, blocks);
-  for (std::size_t b = 0; b < n; ++b) {
+namespace {
+
+// Decodes the values of blocks [from, to) into values[0, ...), the first at values[0].
+Status DecodeBlockValues(const ChunkHeader& h, const ChunkBlocks& blocks, std::size_t from,
+                         std::size_t to, std::span<double> values, codec::Workspace& ws) {
+  const std::size_t base = blocks[from].first;
+  for (std::size_t b = from; b < to; ++b) {
     const ChunkBlock& block = blocks[b];
-    const std::span<double> out = values.subspan(block.first, block.count);
+    const std::span<double> out = values.subspan(block.first - base, block.count);
     if (h.type == ValueType::kFloat) {
       // The common case decodes straight into the caller's span.
       INGOT_RETURN_IF_ERROR(
@@ -588,6 +588,40 @@ Status DecodeChunk(std::span<const std::uint8_t> chunk, std::span<std::int64_t> 
             .WithContext(ValuesContext(h, b)));
     for (std::size_t i = 0; i < block.count; ++i) out[i] = static_cast<double>(decoded[i]);
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status DecodeChunk(std::span<const std::uint8_t> chunk, std::span<std::int64_t> ts,
+                   std::span<double> values, codec::Workspace& ws, ChunkSource source) noexcept {
+  ChunkHeader h;
+  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values.size(), &h, ws, source));
+  ChunkBlocks blocks;
+  const std::size_t n = ListChunkBlocks(chunk, h, blocks);
+  return DecodeBlockValues(h, blocks, 0, n, values, ws);
+}
+
+Status DecodeChunkOverlapping(std::span<const std::uint8_t> chunk, std::int64_t start_ns,
+                              std::int64_t end_ns, std::span<std::int64_t> ts,
+                              std::span<double> values, codec::Workspace& ws,
+                              std::size_t* decoded, ChunkSource source) noexcept {
+  *decoded = 0;
+  ChunkHeader h;
+  INGOT_RETURN_IF_ERROR(DecodeTimestamps(chunk, ts, values.size(), &h, ws, source));
+  ChunkBlocks blocks;
+  const std::size_t n = ListChunkBlocks(chunk, h, blocks);
+  // Blocks [from, to): those whose first point is at or before end_ns and whose last is at or
+  // after start_ns (timestamps are sorted, so they are consecutive).
+  std::size_t from = 0, to = n;
+  while (from < n && ts[blocks[from].first + blocks[from].count - 1] < start_ns) ++from;
+  while (to > from && ts[blocks[to - 1].first] > end_ns) --to;
+  if (from == to) return Status::OK();
+  const std::size_t first = blocks[from].first;
+  const std::size_t points = blocks[to - 1].first + blocks[to - 1].count - first;
+  if (first > 0) std::memmove(ts.data(), ts.data() + first, points * sizeof(std::int64_t));
+  INGOT_RETURN_IF_ERROR(DecodeBlockValues(h, blocks, from, to, values, ws));
+  *decoded = points;
   return Status::OK();
 }
 

@@ -151,6 +151,16 @@ Status ValidateChunk(std::span<const std::uint8_t> chunk, ChunkHeader* header) n
 // do not, and costs a hash of every byte on every read.
 enum class ChunkSource : std::uint8_t { kStored, kInMemory };
 
+// DecodeChunk for a range read: only the blocks that may hold points in [start_ns, end_ns] are
+// decoded (all of a single-block chunk), into the front of ts/values; *decoded gets their number
+// of points (0 when no block overlaps). Timestamps are decoded and checked whole; a group with
+// regular timestamps skips the other blocks' values entirely. Sizes as for DecodeChunk.
+Status DecodeChunkOverlapping(std::span<const std::uint8_t> chunk, std::int64_t start_ns,
+                              std::int64_t end_ns, std::span<std::int64_t> ts,
+                              std::span<double> values, codec::Workspace& ws,
+                              std::size_t* decoded,
+                              ChunkSource source = ChunkSource::kStored) noexcept;
+
 // Validates and decodes the whole chunk. Integer and boolean series come back as doubles.
 // REQUIRES: ts.size() == values.size() == header count (ParseChunkHeader first); a size mismatch is
 // reported as InvalidArgument. After a decode, timestamps are checked to be strictly increasing

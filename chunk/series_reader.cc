@@ -70,13 +70,17 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
             }
             const std::size_t old = ts_.size();
             Status st;
+            std::size_t decoded = 0;
             if (n == 0) {
               st = Storage::DecodeChunk(view, {}, {}, *ws_);
             } else {
+              // A group decodes only its blocks that overlap the range.
               ts_.resize(old + n);
               values_.resize(old + n);
-              st = Storage::DecodeChunk(view, std::span(ts_).subspan(old),
-                                        std::span(values_).subspan(old), *ws_);
+              st = Storage::DecodeChunkOverlapping(view, start_ns, chunk_end,
+                                                   std::span(ts_).subspan(old),
+                                                   std::span(values_).subspan(old), *ws_,
+                                                   &decoded);
             }
             if (!st.ok()) {
               ts_.resize(old);
@@ -85,7 +89,9 @@ Status SeriesReader::Read(SeriesId sid, std::int64_t start_ns, std::int64_t end_
               damage_->push_back({sid, view.first_ts_ns, view.last_ts_ns(), Damaged(sid, st)});
               return Status::OK();
             }
-            if (n == 0) return Status::OK();
+            ts_.resize(old + decoded);
+            values_.resize(old + decoded);
+            if (decoded == 0) return Status::OK();
             // Only the first and the last chunk of the range hold points outside it.
             if (ts_[old] < start_ns || ts_.back() > chunk_end) {
               const auto first =

@@ -620,6 +620,20 @@ Status Storage::DecodeChunk(const ChunkView& view, std::span<std::int64_t> ts,
   return ChunkError(view, st);
 }
 
+Status Storage::DecodeChunkOverlapping(const ChunkView& view, std::int64_t start_ns,
+                                       std::int64_t end_ns, std::span<std::int64_t> ts,
+                                       std::span<double> values, codec::Workspace& ws,
+                                       std::size_t* decoded) {
+  ChunkHeader scratch;
+  *decoded = 0;
+  Status st = view.header_ok ? ingot::DecodeChunkOverlapping(view.bytes, start_ns, end_ns, ts,
+                                                             values, ws, decoded)
+                             : ParseChunkHeader(view.bytes, &scratch);
+  if (st.ok()) return st;
+  if (st.IsInvalidArgument()) return st;
+  return ChunkError(view, st);
+}
+
 Status Storage::DecodeChunkRaw(const ChunkView& view, std::span<std::int64_t> ts,
                                std::span<std::int64_t> values_raw, codec::Workspace& ws) {
   ChunkHeader scratch;

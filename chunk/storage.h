@@ -162,6 +162,12 @@ class Storage {
   // corrupt chunk is Corruption naming the series and time range, counted and logged.
   static Status DecodeChunk(const ChunkView& view, std::span<std::int64_t> ts,
                             std::span<double> values, codec::Workspace& ws);
+  // DecodeChunk for a range read (ingot::DecodeChunkOverlapping): only the blocks of a group that
+  // may hold points in [start_ns, end_ns], into the front of the spans; *decoded gets how many.
+  static Status DecodeChunkOverlapping(const ChunkView& view, std::int64_t start_ns,
+                                       std::int64_t end_ns, std::span<std::int64_t> ts,
+                                       std::span<double> values, codec::Workspace& ws,
+                                       std::size_t* decoded);
   // Values as stored: double bits for float series, int64 for integer/boolean series.
   static Status DecodeChunkRaw(const ChunkView& view, std::span<std::int64_t> ts,
                                std::span<std::int64_t> values_raw, codec::Workspace& ws);
