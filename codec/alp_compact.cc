@@ -602,28 +602,28 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   std::uint64_t* x = h.delta ? ints + 1 : ints;
   if (count > 0) UnpackInts(p, count, 0, k, ws.packed, x);
   // The quotients: a copy padded with zeros to whole words, read a word at a time; each set bit
-  // ends a code, and its distance from the previous one is the quotient.
+  // ends a code. The set bits' positions are gathered first (a store per code, nothing that waits
+  // on the previous code), then their distances become the quotients in a pass that vectorizes.
   auto* unary = reinterpret_cast<std::uint8_t*>(ws.packed);
   if (unary_bytes > 0) std::memcpy(unary, p + low_bytes, unary_bytes);
   std::memset(unary + unary_bytes, 0, 8);
   const std::size_t words = (unary_bytes + 7) / 8;
+  auto* ends = reinterpret_cast<std::uint64_t*>(ws.ints);  // ws.ints is free while decoding
   std::size_t i = 0;
-  std::size_t next = 0;  // the bit where the current code starts
   std::size_t w = 0;
   std::uint64_t word = 0;
-  for (; w < words && i < count; ++w) {
+  for (; w < words; ++w) {
     std::memcpy(&word, unary + 8 * w, 8);
-    while (word != 0 && i < count) {
-      const std::size_t at = 64 * w + static_cast<std::size_t>(std::countr_zero(word));
-      const std::uint64_t quotient = at - next;
-      if (k > 0 && (quotient >> (64 - k)) != 0) [[unlikely]] {
-        return Corrupt(kName, "code " + N(i) + " past 64 bits");
-      }
-      x[i] |= quotient << k;
-      next = at + 1;
-      word &= word - 1;
-      ++i;
+    // The word with the last code (and any stray bit after it) is taken one code at a time.
+    if (i + static_cast<std::size_t>(std::popcount(word)) > count) break;
+    const std::uint64_t at = 64 * w;
+    for (; word != 0; word &= word - 1) ends[i++] = at + static_cast<unsigned>(std::countr_zero(word));
+  }
+  if (w < words) {
+    for (; word != 0 && i < count; word &= word - 1) {
+      ends[i++] = 64 * w + static_cast<unsigned>(std::countr_zero(word));
     }
+    ++w;
   }
   if (i != count) return Corrupt(kName, "code " + N(i) + " runs past the stream");
   // Nothing after the last code: no set bit left in its word or after it, and no byte past the
@@ -634,9 +634,22 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
     std::memcpy(&rest, unary + 8 * w, 8);
     stray |= rest != 0;
   }
+  const std::size_t next = count == 0 ? 0 : static_cast<std::size_t>(ends[count - 1]) + 1;
   if (stray || (next + 7) / 8 != unary_bytes) {
     return Corrupt(kName, "codes end in byte " + N((next + 7) / 8) + " of " + N(unary_bytes) +
                               (stray ? ", bits after the last code" : ""));
+  }
+  if (count > 0) {
+    std::uint64_t largest = ends[0];
+    x[0] |= ends[0] << k;
+    for (std::size_t j = 1; j < count; ++j) {
+      const std::uint64_t quotient = ends[j] - ends[j - 1] - 1;
+      largest = std::max(largest, quotient);
+      x[j] |= quotient << k;
+    }
+    if (k > 0 && (largest >> (64 - k)) != 0) {
+      return Corrupt(kName, "a code past 64 bits (quotient " + N(largest) + ")");
+    }
   }
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
   const auto base_value = static_cast<std::uint64_t>(UnZigZag(base));
