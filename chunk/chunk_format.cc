@@ -181,7 +181,7 @@ bool IsCompactEncoding(std::uint8_t value_encoding) {
 
 // Header fields and checksum of a chunk whose payload is in place; returns its size.
 std::size_t FinishChunk(const ChunkHeader& h, std::uint8_t* p) {
-  p[0] = kChunkFormatVersion;
+  p[0] = h.blocks > 1 ? kChunkGroupFormatVersion : kChunkFormatVersion;
   p[1] = static_cast<std::uint8_t>(h.type);
   p[2] = h.ts_encoding;
   p[3] = h.value_encoding;
@@ -487,8 +487,12 @@ Status ParseChunkHeader(std::span<const std::uint8_t> chunk, ChunkHeader* h) noe
   h->ts_bytes = Load<std::uint32_t>(p + 24);
   h->value_bytes = Load<std::uint32_t>(p + 28);
   h->checksum = Load<std::uint64_t>(p + 32);
-  if (h->version != kChunkFormatVersion) {
+  if (h->version != kChunkFormatVersion && h->version != kChunkGroupFormatVersion) {
     return Bad("unknown format version " + std::to_string(h->version));
+  }
+  if ((h->version == kChunkGroupFormatVersion) != (h->blocks > 1)) {
+    return Bad("format version " + std::to_string(h->version) + " with " +
+               std::to_string(h->blocks) + " blocks");
   }
   if (p[1] >= kValueTypeCount) return Bad("unknown value type " + std::to_string(p[1]));
   if (h->ts_encoding != kTimestampEncodingInt && h->ts_encoding != kTimestampEncodingRegular) {

@@ -4,7 +4,8 @@
 // points).
 //
 //   offset size
-//   0      1    format version (kChunkFormatVersion)
+//   0      1    format version: kChunkFormatVersion for a single block, kChunkGroupFormatVersion
+//               for a group (a reader that predates groups refuses them by their version)
 //   1      1    value type (ValueType)
 //   2      1    timestamp encoding: kTimestampEncodingInt (codec::EncodeInts), or
 //               kTimestampEncodingRegular (min + i * step, step = (max - min) / (count - 1):
@@ -46,6 +47,7 @@
 namespace ingot {
 
 inline constexpr std::uint8_t kChunkFormatVersion = 1;
+inline constexpr std::uint8_t kChunkGroupFormatVersion = 2;
 inline constexpr std::size_t kChunkHeaderBytes = 40;
 // Points of one block: what ingest seals into a chunk.
 inline constexpr std::size_t kChunkCapacity = codec::kBlockCapacity;

@@ -147,7 +147,7 @@ std::vector<std::uint8_t> Assemble(const std::vector<Sealed>& parts) {
   const auto t = static_cast<std::uint32_t>(c.size() - kChunkHeaderBytes + ts.size());
   c.insert(c.end(), ts.begin(), ts.end());
   c.insert(c.end(), values.begin(), values.end());
-  c[0] = kChunkFormatVersion;
+  c[0] = kChunkGroupFormatVersion;
   c[1] = static_cast<std::uint8_t>(hs[0].type);
   c[2] = regular ? kTimestampEncodingRegular : kTimestampEncodingInt;
   c[3] = hs[0].value_encoding;
@@ -589,6 +589,26 @@ TEST(ChunkGroupTest, RangeDecodeTakesOnlyTheOverlappingBlocks) {
     EXPECT_FALSE(DecodeChunkOverlapping(group, p[2].ts[5], p[3].ts[5], ts, values, *ws, &decoded)
                      .ok());  // stored bytes: the checksum sees it
   }
+}
+
+// Groups carry format version 2 and single blocks version 1: a group read as version 1, or a
+// single block claiming version 2, is Corruption (with a valid checksum).
+TEST(ChunkGroupTest, VersionAndBlockCountMustAgree) {
+  auto ws = std::make_unique<codec::Workspace>();
+  ChunkHeader h;
+  std::vector<std::uint8_t> group = MustGroup(Series(ValueType::kFloat, {40, 40}, 10), *ws, &h);
+  ASSERT_EQ(group[0], kChunkGroupFormatVersion);
+  group[0] = kChunkFormatVersion;
+  Reseal(group);
+  EXPECT_TRUE(ParseChunkHeader(group, &h).IsCorruption());
+  std::vector<std::uint8_t> single = Seal(ValueType::kFloat, 40, kStart, 10, 1).bytes;
+  ASSERT_EQ(single[0], kChunkFormatVersion);
+  single[0] = kChunkGroupFormatVersion;
+  Reseal(single);
+  EXPECT_TRUE(ParseChunkHeader(single, &h).IsCorruption());
+  single[0] = 3;
+  Reseal(single);
+  EXPECT_TRUE(ParseChunkHeader(single, &h).IsCorruption());
 }
 
 }  // namespace
