@@ -1,6 +1,7 @@
 #include "chunk/chunk_grouper.h"
 
 #include <array>
+#include <limits>
 #include <span>
 
 #include <rocksdb/db.h>
@@ -80,6 +81,11 @@ Status ChunkGrouper::Run(std::uint64_t max_chunks, ChunkGroupStats* stats, bool*
     it->Seek(cursor_);
   }
   std::uint64_t scanned = 0;
+  SeriesId last_sid = 0;
+  if (!cursor_.empty()) {
+    std::int64_t first;
+    DecodeChunkKey(cursor_, &last_sid, &first);
+  }
   for (; it->Valid(); it->Next()) {
     if (scanned == max_chunks) {
       // Resume at the pending run, so that it can still fill up.
@@ -92,7 +98,9 @@ Status ChunkGrouper::Run(std::uint64_t max_chunks, ChunkGroupStats* stats, bool*
     std::int64_t first;
     ChunkHeader h;
     const rocksdb::Slice value = it->value();
-    if (!DecodeChunkKey(it->key(), &sid, &first) ||
+    const bool keyed = DecodeChunkKey(it->key(), &sid, &first);
+    if (keyed) last_sid = sid;
+    if (!keyed ||
         !ParseChunkHeader({reinterpret_cast<const std::uint8_t*>(value.data()), value.size()}, &h)
              .ok() ||
         h.blocks != 1) {
@@ -120,12 +128,31 @@ Status ChunkGrouper::Run(std::uint64_t max_chunks, ChunkGroupStats* stats, bool*
       INGOT_RETURN_IF_ERROR(FlushRun(stats));
     }
   }
-  INGOT_RETURN_IF_ERROR(FromRocks(it->status(), "scan chunks for grouping"));
-  // The last run of the scan is a series' newest chunks: it waits for more.
   run_keys_.clear();
   run_values_.clear();
   run_points_ = 0;
+  if (!it->status().ok()) {
+    // An unreadable table block (reads report it for the chunks in it): the scan resumes at the
+    // next series, then at growing distances if the same block is hit again, as the data check's
+    // walk does.
+    stats->errors++;
+    Metrics().chunk_grouping_errors->Add();
+    std::uint64_t suppressed = 0;
+    if (log_limit_.Allow(&suppressed)) {
+      Logger("storage")->warn("grouping: unreadable chunks after series {} ({} similar suppressed): {}",
+                              last_sid, suppressed, it->status().ToString());
+    }
+    skip_ = scanned > 0 ? 1 : std::min<SeriesId>(skip_ * 2, SeriesId{1} << 40);
+    const SeriesId next = last_sid + skip_;
+    if (next > last_sid) {
+      const ChunkKey key = EncodeChunkKey(next, std::numeric_limits<std::int64_t>::min());
+      cursor_.assign(reinterpret_cast<const char*>(key.bytes), kChunkKeyBytes);
+      return Status::OK();
+    }
+  }
+  // The last run of the scan is a series' newest chunks: it waits for more.
   cursor_.clear();
+  skip_ = 1;
   *done = true;
   return Status::OK();
 }

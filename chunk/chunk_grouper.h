@@ -14,7 +14,8 @@
 //
 // Work is bounded: Run() scans at most `max_chunks` chunks and resumes where it stopped on the
 // next call (a cursor over the chunks family). A run with a chunk that fails validation is left
-// as it is (counted; reads report the damage as for any chunk).
+// as it is, and an unreadable table block is stepped over (both counted and logged, rate-limited;
+// reads report the damage as for any chunk).
 //
 // Thread safety: not thread-safe. Storage runs it under the lock that also serializes the late
 // merge (LateCompactor), the only other writer that replaces existing chunks.
@@ -51,7 +52,7 @@ class ChunkGrouper {
 
   // Scans at most `max_chunks` chunks from where the last call stopped and writes every run it
   // completes; `*done` when the scan reached the end of the family (the next call starts over).
-  // `stats` accumulates. Fails only when RocksDB does (reading or writing).
+  // `stats` accumulates. Fails only when a RocksDB write does.
   Status Run(std::uint64_t max_chunks, ChunkGroupStats* stats, bool* done);
   // The next Run() starts from the beginning of the family.
   void Rewind() { cursor_.clear(); }
@@ -63,6 +64,7 @@ class ChunkGrouper {
   ChunkStore& store_;
   std::unique_ptr<codec::Workspace> ws_;
   std::string cursor_;  // the chunk key to resume from; empty = from the start
+  SeriesId skip_ = 1;   // series stepped over after an unreadable block (doubles if hit again)
   SeriesId run_sid_ = 0;
   std::size_t run_points_ = 0;
   std::vector<std::string> run_keys_, run_values_;

@@ -18,6 +18,7 @@
 #include "chunk/storage.h"
 #include "chunk/storage_metrics.h"
 #include "tests/chunk/test_util.h"
+#include "tests/support/file_damage.h"
 #include "tests/support/point_batch.h"
 
 namespace ingot {
@@ -171,6 +172,7 @@ TEST_F(ChunkGrouperTest, FullRunsBecomeGroupsAndEveryRangeReadsTheSame) {
 }
 
 TEST_F(ChunkGrouperTest, LatePointsInsideAGroupMergeAndTheRunIsGroupedAgain) {
+  options_.late_compaction_points_per_s = 0;  // merged below, not by the background thread
   Open();
   const SeriesId sid = Series("late");
   Points model = Walk(17 * 1024 + 1, 0, 10 * kSec, 4);
@@ -290,6 +292,34 @@ TEST_F(ChunkGrouperTest, ACorruptChunkLeavesItsRunAsItIs) {
   ASSERT_TRUE(storage_->ReadSeries(bad, 0, 2 * 1024 * kSec - 1, &ts, &values).ok());
   EXPECT_EQ(ts.size(), 2048u);
   ExpectReads(good, a);
+}
+
+// A damaged table block stops neither a scan nor a force merge: the series after it are grouped.
+TEST_F(ChunkGrouperTest, TheScanStepsOverAnUnreadableBlock) {
+  options_.group_chunks = false;
+  Open();
+  std::vector<SeriesId> sids;
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> noise(0, 1000);
+  for (int s = 0; s < 12; ++s) {
+    sids.push_back(Series("d" + std::to_string(s)));
+    Points p;
+    for (int i = 0; i < 8 * 1024 + 1; ++i) p[i * kSec] = noise(rng);  // real doubles: big chunks
+    Write(sids.back(), p);
+  }
+  ASSERT_TRUE(storage_->Close().ok());
+  storage_.reset();
+  std::uint64_t size = 0;
+  const std::string sst = testing::LargestFile(dir_.path() + "/db", ".sst", &size);
+  ASSERT_GT(size, 500'000u);
+  ASSERT_TRUE(testing::FlipByte(sst, size / 3));
+  options_.group_chunks = true;
+  const std::uint64_t errors_before = Metrics().chunk_grouping_errors->Value();
+  Open();
+  ChunkGroupStats stats;
+  ASSERT_TRUE(storage_->GroupChunks(&stats).ok());
+  EXPECT_GE(Metrics().chunk_grouping_errors->Value() - errors_before, 1u);
+  EXPECT_EQ(Blocks(sids.back()), std::vector<int>{8});  // past the damage
 }
 
 TEST_F(ChunkGrouperTest, RetentionDropsAGroupOnceItsNewestPointExpires) {
