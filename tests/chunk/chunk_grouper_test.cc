@@ -18,6 +18,7 @@
 #include "chunk/storage.h"
 #include "chunk/storage_metrics.h"
 #include "tests/chunk/test_util.h"
+#include "tests/support/chunk_damage.h"
 #include "tests/support/file_damage.h"
 #include "tests/support/point_batch.h"
 
@@ -258,19 +259,8 @@ TEST_F(ChunkGrouperTest, ACorruptChunkLeavesItsRunAsItIs) {
   Write(good, a);
   ASSERT_TRUE(storage_->Close().ok());
   storage_.reset();
-  {
-    // Behind the storage's back: one flipped byte in the bad series' third chunk.
-    std::unique_ptr<ChunkStore> store;
-    ASSERT_TRUE(ChunkStore::Open(dir_.path() + "/db", options_, &store).ok());
-    const ChunkKey key = EncodeChunkKey(bad, 2 * 1024 * kSec);
-    std::string value;
-    ASSERT_TRUE(
-        store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key.slice(), &value).ok());
-    value[value.size() / 2] ^= 0x10;
-    ASSERT_TRUE(
-        store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key.slice(), value).ok());
-    ASSERT_TRUE(store->Close().ok());
-  }
+  // One flipped byte in the bad series' third chunk.
+  ASSERT_TRUE(testing::FlipStoredChunkByte(dir_.path() + "/db", options_, bad, 2 * 1024 * kSec));
   Open();
   EXPECT_EQ(Blocks(bad).size(), 8u);
   ChunkGroupStats off;

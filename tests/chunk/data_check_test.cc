@@ -17,6 +17,7 @@
 #include "chunk/data_dir_lock.h"
 #include "chunk/storage.h"
 #include "tests/chunk/test_util.h"
+#include "tests/support/chunk_damage.h"
 #include "tests/support/file_damage.h"
 #include "tests/support/point_batch.h"
 
@@ -92,18 +93,7 @@ TEST_F(DataCheckTest, DamagedChunkIsNamedWithItsSeries) {
   Write(a, pts);
   Write(b, pts);
   Close();
-  {
-    std::unique_ptr<ChunkStore> store;
-    ASSERT_TRUE(ChunkStore::Open(dir_.path() + "/db", options_, &store).ok());
-    const ChunkKey key = EncodeChunkKey(a, 1024);
-    std::string value;
-    ASSERT_TRUE(
-        store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key.slice(), &value).ok());
-    value[value.size() / 2] ^= 0x10;
-    ASSERT_TRUE(
-        store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key.slice(), value).ok());
-    ASSERT_TRUE(store->Close().ok());
-  }
+  ASSERT_TRUE(testing::FlipStoredChunkByte(dir_.path() + "/db", options_, a, 1024));
   const DataCheckReport r = Check();
   EXPECT_FALSE(r.clean());
   EXPECT_EQ(r.chunks, 4u);

@@ -4,6 +4,7 @@
 #include <rocksdb/db.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,24 @@ inline std::string FlushedLargestChunksFile(Storage& storage, std::uint64_t* siz
     }
   }
   return target;
+}
+
+// Behind the storage's back (it must be closed): XORs 0x10 into the middle byte of the stored
+// chunk of `sid` keyed at `first_ts_ns`, in the database under `db_dir`. False when the chunk
+// cannot be read or written.
+inline bool FlipStoredChunkByte(const std::string& db_dir, const StorageOptions& options,
+                                SeriesId sid, std::int64_t first_ts_ns) {
+  std::unique_ptr<ChunkStore> store;
+  if (!ChunkStore::Open(db_dir, options, &store).ok()) return false;
+  const ChunkKey key = EncodeChunkKey(sid, first_ts_ns);
+  std::string value;
+  if (!store->db()->Get(rocksdb::ReadOptions(), store->chunks_cf(), key.slice(), &value).ok() ||
+      value.empty()) {
+    return false;
+  }
+  value[value.size() / 2] ^= 0x10;
+  return store->db()->Put(rocksdb::WriteOptions(), store->chunks_cf(), key.slice(), value).ok() &&
+         store->Close().ok();
 }
 
 }  // namespace ingot::testing
