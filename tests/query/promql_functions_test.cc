@@ -842,15 +842,21 @@ TEST(PromqlFunctions, TimeFunctionsAgreeWithChrono) {
 // ---------------------------------------------------------------------------------------------
 // Batched kernels agree with the per-window ones bit for bit
 
-// Random counters (with resets, equal values, jittered and sub-millisecond timestamps) over
-// sliding windows, then over windows in random order (which the window cursor must find by
-// search): every step's batched rate, increase and delta equals the RangeFunction's on the window
-// found independently by binary search.
+// Random counters (with resets, equal values, jittered and sub-millisecond timestamps, or on a
+// 10 s grid) over sliding windows, then over windows in random order (which the window cursor
+// must find by search): every step's batched rate, increase and delta equals the
+// RangeFunction's on the window found independently by binary search.
 TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
   std::mt19937_64 rng(7);
   // Ends in time order take the merge path (the range query's case), with and without counter
-  // resets in the series; shuffled ends take the general loop.
-  for (const bool whole_ms : {true, false}) {
+  // resets in the series; shuffled ends take the general loop. On the grid, 20 s steps and a
+  // 100 s range put both edges of every window exactly on sample times (the dashboards' case:
+  // the sample at the start is out, the one at the end in); 37 s steps and a 95 s range put
+  // them between samples.
+  enum class Times { kWholeMs, kSubMs, kGridOnSamples, kGridBetween };
+  for (const Times times :
+       {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples, Times::kGridBetween}) {
+    const bool grid = times == Times::kGridOnSamples || times == Times::kGridBetween;
     for (const bool shuffled : {false, true}) {
       for (const bool resets : {true, false}) {
         for (const std::string_view name : {"rate", "increase", "delta"}) {
@@ -862,8 +868,9 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
           std::int64_t t = 1'704'067'200 * kSecond;
           double v = 0;
           for (int k = 0; k < 3000; ++k) {
-            t += 10 * kSecond + static_cast<std::int64_t>(rng() % 5000) * kMs;
-            if (!whole_ms) t += static_cast<std::int64_t>(rng() % kMs);
+            t += 10 * kSecond;
+            if (!grid) t += static_cast<std::int64_t>(rng() % 5000) * kMs;
+            if (times == Times::kSubMs) t += static_cast<std::int64_t>(rng() % kMs);
             const std::uint64_t r = rng() % 100;
             v = r < 3 && resets ? static_cast<double>(rng() % 10)
                                 : v + static_cast<double>(r % 7) * 0.25;
@@ -871,7 +878,9 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
             ts.push_back(t);
             vs.push_back(v);
           }
-          const std::int64_t range = 95 * kSecond, step = 37 * kSecond;
+          const bool on_samples = times == Times::kGridOnSamples;
+          const std::int64_t range = (on_samples ? 100 : 95) * kSecond;
+          const std::int64_t step = (on_samples ? 20 : 37) * kSecond;
           std::vector<std::int64_t> ends;
           for (std::int64_t end = ts.front() - 60 * kSecond; end < ts.back() + 60 * kSecond;
                end += step) {
