@@ -12,6 +12,10 @@
 // --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
 // also for multi-block files; without it each data set keeps one hint across its blocks.
 //
+// Under the compact row, one line per encoding the compact choice wrote: that encoding's decode
+// time per value against Gorilla's decode of the same blocks (a mix's row averages fast and slow
+// encodings; the decode goals are per encoding, on the same data).
+//
 // Every codec of one (type, data) case runs in the same process on the same blocks, so the ratios
 // against Gorilla compare like with like. Each series keeps one SeriesHint across its blocks, the
 // way the storage layer keeps one per series.
@@ -396,6 +400,61 @@ double PairedRatio(const double (&base)[kTrials], const double (&row)[kTrials]) 
   return ratios[kTrials / 2];
 }
 
+// Decode time per value of the blocks `which` of `run`, `reps` times over.
+template <typename T>
+double TimeDecodeBlocks(const Run<T>& run, const std::vector<std::size_t>& which,
+                        std::vector<T>& decoded, std::size_t reps, Workspace& ws) {
+  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  std::size_t values = 0;
+  const auto start = Clock::now();
+  for (std::size_t r = 0; r < reps; ++r) {
+    for (std::size_t b : which) {
+      const std::size_t n = std::min(kBlock, decoded.size() - b * kBlock);
+      const Status st = DecodeBlock<T>({run.encoded.data() + b * slot, run.sizes[b]},
+                                       std::span<T>(decoded.data() + b * kBlock, n), ws);
+      if (!st.ok()) {
+        std::fprintf(stderr, "decode failed: %s\n", st.ToString().c_str());
+        std::exit(1);
+      }
+      values += n;
+    }
+  }
+  return Seconds(start, Clock::now()) * 1e9 / static_cast<double>(values);
+}
+
+// The compact run's blocks grouped by the encoding written; per group, its decode against
+// Gorilla's decode of the same blocks, in interleaved trials (fastest trial, paired ratio).
+template <typename T>
+void CompactDecodeByEncoding(const Run<T>& compact, const Run<T>& gorilla, std::size_t count,
+                             const std::string& type, const std::string& name, Workspace& ws) {
+  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  std::vector<std::size_t> groups[kFloatEncodingCount];
+  for (std::size_t b = 0; b < compact.sizes.size(); ++b) {
+    FloatEncoding e;
+    if (!PeekFloatEncoding({compact.encoded.data() + b * slot, compact.sizes[b]}, &e).ok()) continue;
+    groups[static_cast<int>(e)].push_back(b);
+  }
+  std::vector<T> decoded(count);
+  for (int e = 0; e < kFloatEncodingCount; ++e) {
+    const std::vector<std::size_t>& which = groups[e];
+    if (which.empty()) continue;
+    const std::size_t reps =
+        std::max<std::size_t>(1, kMinValuesPerTiming / kTrials / (which.size() * kBlock));
+    double own[kTrials], base[kTrials];
+    double own_min = 1e300, base_min = 1e300;
+    for (int t = 0; t < kTrials; ++t) {
+      own[t] = TimeDecodeBlocks(compact, which, decoded, reps, ws);
+      base[t] = TimeDecodeBlocks(gorilla, which, decoded, reps, ws);
+      own_min = std::min(own_min, own[t]);
+      base_min = std::min(base_min, base[t]);
+    }
+    std::printf("%-6s %-10s %-28s   compact decode of its %s blocks (%zu): %.2f ns/v, gorilla on "
+                "the same blocks %.2f ns/v, dec_vsG %.2fx\n",
+                type.c_str(), "", name.c_str(), FloatEncodingName(static_cast<FloatEncoding>(e)),
+                which.size(), own_min, base_min, PairedRatio(base, own));
+  }
+}
+
 template <typename T>
 bool RunCase(const Options& o, const std::string& type, const std::string& name,
              const std::vector<double>& source, Workspace& ws) {
@@ -433,6 +492,7 @@ bool RunCase(const Options& o, const std::string& type, const std::string& name,
                 PairedRatio(gorilla.decode_trial_ns, row.decode_trial_ns),
                 row.bits_per_value / gorilla.bits_per_value,
                 row.verified ? "ok" : "FAIL", MixString(row).c_str());
+    if (c == Codec::kCompact) CompactDecodeByEncoding(run, runs[0], data.size(), type, name, ws);
     if (c == Codec::kAlp) {
       double s, e, p;
       AlpPhases(data, ws, &s, &e, &p);

@@ -17,7 +17,7 @@ Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string
   if (ec) {
     return Status::InvalidArgument(std::string(setting) + ": '" + host + "' is not an IP address");
   }
-  auto a = std::make_unique<asio::ip::tcp::acceptor>(io);
+  auto a = std::make_unique<asio::ip::tcp::acceptor>(asio::make_strand(io));
   const asio::ip::tcp::endpoint endpoint(address, port);
   a->open(endpoint.protocol(), ec);
   if (!ec) a->set_option(asio::socket_base::reuse_address(true), ec);
@@ -56,10 +56,12 @@ void RunOnThreads(asio::io_context& io, unsigned count, std::vector<std::thread>
 void StopListener(asio::io_context& io, asio::ip::tcp::acceptor* acceptor,
                   std::chrono::milliseconds grace, const std::function<bool()>& busy,
                   std::vector<std::thread>* threads) {
-  asio::post(io, [acceptor] {
-    boost::system::error_code ec;
-    if (acceptor != nullptr) acceptor->close(ec);
-  });
+  if (acceptor != nullptr) {
+    asio::post(acceptor->get_executor(), [acceptor] {
+      boost::system::error_code ec;
+      acceptor->close(ec);
+    });
+  }
   const auto deadline = std::chrono::steady_clock::now() + grace;
   while (busy() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

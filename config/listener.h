@@ -17,7 +17,9 @@
 namespace ingot {
 
 // Parses `listen` ("ip:port"; port 0 picks a free one), then opens, binds and listens an acceptor
-// on `io`. `setting` names the config key and `what` the listener in messages
+// on a strand of `io`: an acceptor is not thread-safe, so its accept loop runs on that strand
+// (co_spawn on its executor) and StopListener closes it there, never beside an accept being
+// started on another of `io`'s threads. `setting` names the config key and `what` the listener in messages
 // ("query.http_listen", "HTTP listener").
 Status OpenAcceptor(asio::io_context& io, const std::string& listen, std::string_view setting,
                     std::string_view what, std::unique_ptr<asio::ip::tcp::acceptor>* acceptor);
@@ -44,7 +46,7 @@ class AcceptBackoff {
 // Runs `io` on `count` threads (at least one), appended to `*threads`.
 void RunOnThreads(asio::io_context& io, unsigned count, std::vector<std::thread>* threads);
 
-// The shutdown both servers share: closes `acceptor` on its loop, waits up to `grace` while
+// The shutdown both servers share: closes `acceptor` on its strand, waits up to `grace` while
 // `busy()` holds (connections or requests still finishing), then stops `io` and joins `threads`.
 void StopListener(asio::io_context& io, asio::ip::tcp::acceptor* acceptor,
                   std::chrono::milliseconds grace, const std::function<bool()>& busy,

@@ -25,7 +25,7 @@ Status TcpServer::Start(const std::string& listen, unsigned threads) {
   INGOT_RETURN_IF_ERROR(
       OpenAcceptor(io_, listen, "ingest.tcp_listen", "line-protocol TCP listener", &acceptor_));
   port_ = acceptor_->local_endpoint().port();
-  asio::co_spawn(io_, AcceptLoop(), asio::detached);
+  asio::co_spawn(acceptor_->get_executor(), AcceptLoop(), asio::detached);
   RunOnThreads(io_, threads, &threads_);
   return Status::OK();
 }

@@ -105,7 +105,7 @@ Status HttpServer::Start(const std::string& listen) {
   port_ = acceptor_->local_endpoint().port();
   write_pool_ = std::make_unique<asio::thread_pool>(std::max(1u, options_.write_workers));
   query_pool_ = std::make_unique<asio::thread_pool>(std::max(1u, options_.query_workers));
-  asio::co_spawn(io_, AcceptLoop(), asio::detached);
+  asio::co_spawn(acceptor_->get_executor(), AcceptLoop(), asio::detached);
   RunOnThreads(io_, options_.io_threads, &threads_);
   return Status::OK();
 }
