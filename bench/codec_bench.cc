@@ -269,21 +269,26 @@ double TimeEncode(Run<T>& run, const std::vector<T>& data, std::size_t reps, Wor
   return Seconds(start, Clock::now());
 }
 
+// Decodes block `b` of `run` into its place in `decoded` (exits on an error); returns its count.
+template <typename T>
+std::size_t DecodeRunBlock(const Run<T>& run, std::size_t b, std::vector<T>& decoded,
+                           Workspace& ws) {
+  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  const std::size_t n = std::min(kBlock, decoded.size() - b * kBlock);
+  const Status st = DecodeBlock<T>({run.encoded.data() + b * slot, run.sizes[b]},
+                                   std::span<T>(decoded.data() + b * kBlock, n), ws);
+  if (!st.ok()) {
+    std::fprintf(stderr, "decode failed: %s\n", st.ToString().c_str());
+    std::exit(1);
+  }
+  return n;
+}
+
 template <typename T>
 double TimeDecode(const Run<T>& run, std::vector<T>& decoded, std::size_t reps, Workspace& ws) {
-  const std::size_t blocks = run.sizes.size();
-  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
   const auto start = Clock::now();
   for (std::size_t r = 0; r < reps; ++r) {
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t n = std::min(kBlock, decoded.size() - b * kBlock);
-      const Status st = DecodeBlock<T>({run.encoded.data() + b * slot, run.sizes[b]},
-                                       std::span<T>(decoded.data() + b * kBlock, n), ws);
-      if (!st.ok()) {
-        std::fprintf(stderr, "decode failed: %s\n", st.ToString().c_str());
-        std::exit(1);
-      }
-    }
+    for (std::size_t b = 0; b < run.sizes.size(); ++b) (void)DecodeRunBlock(run, b, decoded, ws);
   }
   return Seconds(start, Clock::now());
 }
@@ -404,20 +409,10 @@ double PairedRatio(const double (&base)[kTrials], const double (&row)[kTrials]) 
 template <typename T>
 double TimeDecodeBlocks(const Run<T>& run, const std::vector<std::size_t>& which,
                         std::vector<T>& decoded, std::size_t reps, Workspace& ws) {
-  const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
   std::size_t values = 0;
   const auto start = Clock::now();
   for (std::size_t r = 0; r < reps; ++r) {
-    for (std::size_t b : which) {
-      const std::size_t n = std::min(kBlock, decoded.size() - b * kBlock);
-      const Status st = DecodeBlock<T>({run.encoded.data() + b * slot, run.sizes[b]},
-                                       std::span<T>(decoded.data() + b * kBlock, n), ws);
-      if (!st.ok()) {
-        std::fprintf(stderr, "decode failed: %s\n", st.ToString().c_str());
-        std::exit(1);
-      }
-      values += n;
-    }
+    for (std::size_t b : which) values += DecodeRunBlock(run, b, decoded, ws);
   }
   return Seconds(start, Clock::now()) * 1e9 / static_cast<double>(values);
 }
