@@ -30,11 +30,14 @@
 //   quotient x >> k in unary (that many 0 bits, then a 1), then the k low bits. The stream is
 //   whichever is shortest of: offsets from the minimum, zigzagged deltas, deltas minus the
 //   smallest delta. The low bits and the quotients are two streams: the low bits unpack with
-//   the FFOR kernels, and the quotients are read a word at a time, one set bit per code, with no
+//   the FFOR kernels, the quotients' set bits are gathered by a kernel (sixteen bits per
+//   compress with AVX-512), and one more kernel joins both and sums the deltas, with no
 //   dependency between a code's position and the load of the next.
 //   Layout (little-endian), after the 3-byte block header:
-//     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas), u16 exception
-//     count E, varints: zigzag(first integer) (delta only), zigzag(base) (not with zigzag),
+//     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas, bit 2: a
+//     placeholder code 0 before the deltas of a full block, so that its 1024 codes take FFOR's
+//     interleaved layout), u16 exception count E, varints: zigzag(first integer) (delta only),
+//     zigzag(base) (not with zigzag),
 //     u8 k (<= kMaxRiceK), the codes' low bits packed (PackedBytes(codes, k), bit_packing.h),
 //     the quotients as a little-endian bit stream (bit 0 of byte 0 first; each a run of 0 bits
 //     ended by a 1; zero bits to the byte), E x u16 exception positions (ascending),
@@ -71,6 +74,9 @@ namespace {
 constexpr std::uint8_t kDeltaFlag = 1;
 // kAlpRice only: the deltas are zigzagged (no base).
 constexpr std::uint8_t kZigZagFlag = 2;
+// kAlpRice only, with kDeltaFlag on a full block: 1024 codes, the first a placeholder (ignored),
+// so that the low bits take FFOR's interleaved layout (one code more: k + 1 bits).
+constexpr std::uint8_t kPlaceholderFlag = 4;
 // The largest Rice parameter (ALP integers and their deltas need fewer bits).
 constexpr unsigned kMaxRiceK = 56;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
@@ -247,6 +253,53 @@ Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
     std::memcpy(dst + pos, exception_values + sizeof(T) * k, sizeof(T));
   }
   return Status::OK();
+}
+
+// How the codes of an alp_rice block with a plain bit stream of low bits become ALP integers
+// (RiceCodes). Full blocks of 1024 codes take simd::Kernels::rice_join instead.
+enum class RiceMode {
+  kOffsets,       // offsets from the base
+  kDeltas,        // deltas minus the base, summed from the first integer
+  kZigZagDeltas,  // zigzagged deltas, summed from the first integer
+};
+
+// Code j of an alp_rice block is (quotient j << k) | low j: quotient j is the number of 0 bits
+// between the set bits that end codes j - 1 and j (`ends`, ascending bit positions), low j the
+// k-bit field j of the plain bit stream `lows` (zero-padded by 8 bytes). Writes the integers to
+// `ints` (delta modes: ints[1..count], summed from ints[0]) in one pass: quotient, low bits,
+// base or zigzag, and the running sum. `base` is zigzagged as stored. Returns the OR of the quotients,
+// whose high bits show a code past 64 bits. Wrapping arithmetic: corrupt numbers give wrong
+// integers, never undefined behaviour.
+template <RiceMode kMode>
+std::uint64_t RiceCodes(const std::uint8_t* lows, const std::uint32_t* ends, std::size_t count,
+                        unsigned k, std::uint64_t base, std::uint64_t* ints) {
+  constexpr bool kSum = kMode == RiceMode::kDeltas || kMode == RiceMode::kZigZagDeltas;
+  const std::uint64_t mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
+  const auto add = static_cast<std::uint64_t>(UnZigZag(base));
+  std::uint64_t* out = kSum ? ints + 1 : ints;
+  std::uint64_t sum = kSum ? ints[0] : 0;
+  std::uint64_t quotients = 0;
+  std::uint32_t after_previous = 0;  // the bit after the previous code's end
+  std::size_t bit = 0;
+  for (std::size_t j = 0; j < count; ++j, bit += k) {
+    const std::uint64_t quotient = ends[j] - after_previous;
+    after_previous = ends[j] + 1;
+    quotients |= quotient;
+    std::uint64_t word;
+    std::memcpy(&word, lows + bit / 8, sizeof word);
+    const std::uint64_t low = (word >> (bit % 8)) & mask;
+    const std::uint64_t code = (quotient << k) | low;
+    if constexpr (kMode == RiceMode::kZigZagDeltas) {
+      sum += static_cast<std::uint64_t>(UnZigZag(code));
+      out[j] = sum;
+    } else if constexpr (kMode == RiceMode::kDeltas) {
+      sum += code + add;
+      out[j] = sum;
+    } else {
+      out[j] = code + add;
+    }
+  }
+  return quotients;
 }
 
 }  // namespace
@@ -534,30 +587,39 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   const std::uint64_t* x = best == &plain    ? offsets
                            : best == &zigzag ? deltas
                                              : reinterpret_cast<const std::uint64_t*>(ws.bits);
-  const std::size_t count = delta ? n - 1 : n;
   const unsigned k = best->k;
+  // A full block of deltas gets a placeholder code 0 in front (k + 1 bits): 1024 codes, whose
+  // low bits take FFOR's interleaved layout and unpack with its kernel.
+  const bool placeholder = delta && n == Workspace::kLanes;
+  const std::size_t count = delta && !placeholder ? n - 1 : n;
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
-  const std::size_t unary_bytes = (best->bits - count * k + 7) / 8;
+  const std::size_t coded = delta ? n - 1 : n;  // the codes best->bits counts
+  const std::size_t unary_bytes = (best->bits - coded * k + (placeholder ? 1 : 0) + 7) / 8;
+  if (unary_bytes > sizeof ws.packed - 8) return 0;
   std::uint8_t* p = out.data();
   std::uint8_t* q =
       WriteCompactHeader(p, FloatEncoding::kAlpRice, n, exponent, factor, delta, exceptions);
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
+  if (placeholder) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   // The first integer (offsets[0] + lo) and the base, as the decoder adds them back.
   if (delta) q = PutVarint(ZigZag(static_cast<std::int64_t>(offsets[0] + lo)), q);
   if (!zigzagged) q = PutVarint(ZigZag(static_cast<std::int64_t>(delta ? dlo : lo)), q);
   *q++ = static_cast<std::uint8_t>(k);
   if (static_cast<std::size_t>(q - p) + low_bytes + unary_bytes + tail > out.size()) return 0;
+  // The codes from x (with the placeholder: x[i - 1] is code i, code 0 is 0).
+  const std::size_t skip = placeholder ? 1 : 0;
+  const auto code = [&](std::size_t i) { return i < skip ? 0 : x[i - skip]; };
   if (count > 0) {
     std::uint64_t lows[kBlockCapacity];
     const std::uint64_t low_mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
-    for (std::size_t i = 0; i < count; ++i) lows[i] = x[i] & low_mask;
+    for (std::size_t i = 0; i < count; ++i) lows[i] = code(i) & low_mask;
     PackInts(lows, count, 0, k, ws.packed, q);
     q += low_bytes;
   }
   std::memset(q, 0, unary_bytes);
   std::size_t pos = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    pos += static_cast<std::size_t>(x[i] >> k);  // the 0 bits
+    pos += static_cast<std::size_t>(code(i) >> k);  // the 0 bits
     q[pos / 8] = static_cast<std::uint8_t>(q[pos / 8] | (1u << (pos % 8)));
     ++pos;
   }
@@ -575,9 +637,14 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
     return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpRiceHeaderBytes));
   }
   CompactHeader h;
-  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h, kDeltaFlag | kZigZagFlag));
+  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h,
+                                              kDeltaFlag | kZigZagFlag | kPlaceholderFlag));
   const bool zigzagged = (h.flags & kZigZagFlag) != 0;
   if (zigzagged && !h.delta) return Corrupt(kName, "zigzag flag without delta flag");
+  const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
+  if (placeholder && (!h.delta || n != Workspace::kLanes)) {
+    return Corrupt(kName, "placeholder flag without a full block of deltas");
+  }
   const std::uint8_t* p = src.data() + kAlpRiceHeaderBytes;
   const std::uint8_t* const end = src.data() + src.size();
   std::uint64_t first = 0, base = 0;
@@ -588,7 +655,7 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   const unsigned k = *p++;
   if (k > kMaxRiceK) return Corrupt(kName, "Rice parameter " + N(k) + " > " + N(kMaxRiceK));
   const std::size_t tail = ExceptionBytes(h.exceptions, sizeof(T));
-  const std::size_t count = h.delta ? n - 1 : n;
+  const std::size_t count = h.delta && !placeholder ? n - 1 : n;
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
   if (static_cast<std::size_t>(end - p) < low_bytes + tail) {
     return Corrupt(kName, N(static_cast<std::size_t>(end - p)) + " bytes after the header < " +
@@ -598,67 +665,56 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   if (unary_bytes > sizeof ws.packed - 8) {
     return Corrupt(kName, "quotient stream of " + N(unary_bytes) + " bytes");
   }
-  std::uint64_t* ints = ws.bits;
-  std::uint64_t* x = h.delta ? ints + 1 : ints;
-  if (count > 0) UnpackInts(p, count, 0, k, ws.packed, x);
-  // The quotients: a copy padded with zeros to whole words, read a word at a time; each set bit
-  // ends a code. The set bits' positions are gathered first (a store per code, nothing that waits
-  // on the previous code), then their distances become the quotients in a pass that vectorizes.
+  // The quotients: a copy padded with zeros to whole words; each set bit ends a code. Every set
+  // bit's position is gathered first (nothing waits on the previous code), then one pass turns
+  // the distances between them into quotients and the codes into integers.
   auto* unary = reinterpret_cast<std::uint8_t*>(ws.packed);
   if (unary_bytes > 0) std::memcpy(unary, p + low_bytes, unary_bytes);
   std::memset(unary + unary_bytes, 0, 8);
-  const std::size_t words = (unary_bytes + 7) / 8;
-  auto* ends = reinterpret_cast<std::uint64_t*>(ws.ints);  // ws.ints is free while decoding
-  std::size_t i = 0;
-  std::size_t w = 0;
-  std::uint64_t word = 0;
-  for (; w < words; ++w) {
-    std::memcpy(&word, unary + 8 * w, 8);
-    // The word with the last code (and any stray bit after it) is taken one code at a time.
-    if (i + static_cast<std::size_t>(std::popcount(word)) > count) break;
-    const std::uint64_t at = 64 * w;
-    for (; word != 0; word &= word - 1) ends[i++] = at + static_cast<unsigned>(std::countr_zero(word));
-  }
-  if (w < words) {
-    for (; word != 0 && i < count; word &= word - 1) {
-      ends[i++] = 64 * w + static_cast<unsigned>(std::countr_zero(word));
-    }
-    ++w;
-  }
-  if (i != count) return Corrupt(kName, "code " + N(i) + " runs past the stream");
-  // Nothing after the last code: no set bit left in its word or after it, and no byte past the
-  // one it ends in.
-  bool stray = word != 0;
-  for (; w < words; ++w) {
-    std::uint64_t rest;
-    std::memcpy(&rest, unary + 8 * w, 8);
-    stray |= rest != 0;
-  }
-  const std::size_t next = count == 0 ? 0 : static_cast<std::size_t>(ends[count - 1]) + 1;
-  if (stray || (next + 7) / 8 != unary_bytes) {
+  // 32-bit positions (the stream has fewer than 2^32 bits), in ws.ints: free while decoding, and
+  // not 4 KiB apart from the integers in ws.bits, which would stall each load on the last store.
+  auto* ends = reinterpret_cast<std::uint32_t*>(ws.ints);
+  static_assert(sizeof(Workspace::ints) >=
+                (Workspace::kLanes + simd::kSetBitSlack) * sizeof(std::uint32_t));
+  const std::size_t found =
+      simd::ActiveKernels().set_bit_positions(ws.packed, (unary_bytes + 7) / 8, count, ends);
+  if (found < count) return Corrupt(kName, "code " + N(found) + " runs past the stream");
+  // Nothing after the last code: no set bit after it, and no byte past the one it ends in.
+  const std::size_t next = count == 0 ? 0 : std::size_t{ends[count - 1]} + 1;
+  if (found > count || (next + 7) / 8 != unary_bytes) {
     return Corrupt(kName, "codes end in byte " + N((next + 7) / 8) + " of " + N(unary_bytes) +
-                              (stray ? ", bits after the last code" : ""));
+                              (found > count ? ", bits after the last code" : ""));
   }
-  if (count > 0) {
-    std::uint64_t largest = ends[0];
-    x[0] |= ends[0] << k;
-    for (std::size_t j = 1; j < count; ++j) {
-      const std::uint64_t quotient = ends[j] - ends[j - 1] - 1;
-      largest = std::max(largest, quotient);
-      x[j] |= quotient << k;
+  std::uint64_t* ints = ws.bits;
+  std::uint64_t quotient_bits = 0;
+  if (count == Workspace::kLanes) {
+    // 1024 codes (offsets, or the placeholder and 1023 deltas) whose low bits are in FFOR's
+    // interleaved layout: the kernel unpacks them straight from the block, the quotients join
+    // them in a pass with no dependency from one code to the next, then the deltas are summed.
+    UnpackInts(p, count, 0, k, ws.packed, ints);
+    quotient_bits = simd::ActiveKernels().rice_join(
+        ends, count, k, static_cast<std::uint64_t>(UnZigZag(base)), zigzagged, h.delta,
+        static_cast<std::uint64_t>(UnZigZag(first)), ints);
+  } else if (count > 0) {
+    // Fewer codes (and full blocks of deltas written before the placeholder): a plain bit
+    // stream of k-bit fields (k <= 56: each lies in the 8 bytes from its first byte), copied
+    // with 8 zero bytes after it so that every field is one unaligned load.
+    auto* lows = reinterpret_cast<std::uint8_t*>(ws.ints2);
+    static_assert(sizeof(Workspace::ints2) >= kMaxRiceK * Workspace::kLanes / 8 + 8);
+    std::memcpy(lows, p, low_bytes);
+    std::memset(lows + low_bytes, 0, 8);
+    if (!h.delta) {
+      quotient_bits = RiceCodes<RiceMode::kOffsets>(lows, ends, count, k, base, ints);
+    } else {
+      ints[0] = static_cast<std::uint64_t>(UnZigZag(first));
+      quotient_bits = zigzagged
+                          ? RiceCodes<RiceMode::kZigZagDeltas>(lows, ends, count, k, base, ints)
+                          : RiceCodes<RiceMode::kDeltas>(lows, ends, count, k, base, ints);
     }
-    if (k > 0 && (largest >> (64 - k)) != 0) {
-      return Corrupt(kName, "a code past 64 bits (quotient " + N(largest) + ")");
-    }
   }
-  // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
-  const auto base_value = static_cast<std::uint64_t>(UnZigZag(base));
-  if (zigzagged) {
-    for (std::size_t j = 1; j < n; ++j) ints[j] = static_cast<std::uint64_t>(UnZigZag(ints[j]));
-  } else {
-    for (std::size_t j = h.delta ? 1 : 0; j < n; ++j) ints[j] += base_value;
+  if (k > 0 && (quotient_bits >> (64 - k)) != 0) {
+    return Corrupt(kName, "a code past 64 bits (quotient bits " + N(quotient_bits) + ")");
   }
-  if (h.delta) SumDeltas(ints, n, static_cast<std::uint64_t>(UnZigZag(first)));
   return FinishCompactDecode(ints, h, end - tail, out, kName);
 }
 

@@ -143,7 +143,27 @@ struct Kernels {
   std::size_t (*xor_group_fields)(const std::uint64_t* xors, std::size_t count,
                                   std::uint32_t nonzero, unsigned shift, bool compact,
                                   std::uint64_t* fields);
+
+  // The positions of the set bits of words[0 .. word_count) in ascending order (bit b of word w
+  // is 64 w + b), as a Rice code decoder needs them: stops after the first word that takes the
+  // count past `limit`. Returns the count, at most limit + 64. Up to limit + kSetBitSlack slots
+  // of `positions` may be written. REQUIRES: 64 * word_count < 2^32.
+  std::size_t (*set_bit_positions)(const std::uint64_t* words, std::size_t word_count,
+                                   std::size_t limit, std::uint32_t* positions);
+
+  // Rice codes into integers: code j is (quotient j << k) | ints[j] (its low bits, unpacked),
+  // quotient j the number of 0 bits between the set bits that end codes j - 1 and j (`ends`,
+  // ascending). ints[j] becomes the code plus `add` (zigzag false) or the code unzigzagged
+  // (zigzag true); with `sum`, ints[0] = first and ints[j] the running sum from it of the values
+  // 1 .. j (value 0, a placeholder, is ignored). Returns the OR of the quotients. Wrapping
+  // arithmetic. REQUIRES: count >= 1, k < 64.
+  std::uint64_t (*rice_join)(const std::uint32_t* ends, std::size_t count, unsigned k,
+                             std::uint64_t add, bool zigzag, bool sum, std::uint64_t first,
+                             std::uint64_t* ints);
 };
+
+// Slots of set_bit_positions' output past `limit` that it may write.
+inline constexpr std::size_t kSetBitSlack = 64;
 
 // The kernels of one level, or nullptr when that level was not compiled in or the CPU lacks it.
 const Kernels* KernelsFor(IsaLevel level) noexcept;

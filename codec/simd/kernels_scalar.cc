@@ -35,6 +35,8 @@ constexpr Kernels kScalar = {
     AlpRdSplit<float>,
     XorGroupsScan,
     XorGroupFields,
+    SetBitPositions,
+    RiceJoin,
 };
 
 }  // namespace

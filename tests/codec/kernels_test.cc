@@ -387,6 +387,76 @@ TEST(KernelsTest, MinMaxAgrees) {
   }
 }
 
+std::vector<const Kernels*> AllLevels() {
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.insert(levels.begin(), &simd::ScalarKernels());
+  return levels;
+}
+
+// The Rice decoder's kernels against a direct computation at every level: set-bit positions of
+// sparse, half and dense words (with the stop after the word that passes the limit), and codes
+// joined from their quotients with each base/zigzag and sum mode, around the vector edges.
+TEST(KernelsTest, RiceKernelsAgree) {
+  std::mt19937_64 rng(9);
+  for (const Kernels* k : AllLevels()) {
+    for (int density : {1, 8, 32, 63, 64}) {
+      std::vector<std::uint64_t> words(20);
+      for (auto& w : words) {
+        w = 0;
+        for (int b = 0; b < 64; ++b) {
+          w |= static_cast<std::uint64_t>(static_cast<int>(rng() % 64) < density) << b;
+        }
+      }
+      for (std::size_t limit : {0, 5, 64, 300, 2000}) {
+        std::vector<std::uint32_t> want;
+        for (std::size_t w = 0; w < words.size() && want.size() <= limit; ++w) {
+          for (unsigned b = 0; b < 64; ++b) {
+            if ((words[w] >> b) & 1) want.push_back(static_cast<std::uint32_t>(64 * w + b));
+          }
+        }
+        std::vector<std::uint32_t> got(std::max<std::size_t>(limit, 64 * words.size()) +
+                                       simd::kSetBitSlack);
+        const std::size_t n = k->set_bit_positions(words.data(), words.size(), limit, got.data());
+        ASSERT_EQ(n, want.size()) << k->name << " density " << density << " limit " << limit;
+        got.resize(n);
+        EXPECT_EQ(got, want) << k->name;
+      }
+    }
+    for (unsigned width : {0u, 3u, 17u, 56u}) {
+      for (std::size_t count : {1, 2, 8, 9, 17, 100, 1023, 1024}) {
+        std::vector<std::uint32_t> ends(count);
+        std::vector<std::uint64_t> lows(count);
+        std::uint32_t at = 0;
+        for (std::size_t j = 0; j < count; ++j) {
+          ends[j] = at + static_cast<std::uint32_t>(rng() % (j % 7 == 0 ? 40 : 3));
+          at = ends[j] + 1;
+          lows[j] = width == 0 ? 0 : rng() >> (64 - width);
+        }
+        const std::uint64_t add = rng(), first = rng();
+        for (bool zigzag : {false, true}) {
+          for (bool sum : {false, true}) {
+            std::vector<std::uint64_t> want(count);
+            std::uint64_t all = 0;
+            for (std::size_t j = 0; j < count; ++j) {
+              const std::uint64_t quotient = ends[j] - (j == 0 ? 0 : ends[j - 1] + 1);
+              all |= quotient;
+              const std::uint64_t code = (quotient << width) | lows[j];
+              const std::uint64_t v =
+                  zigzag ? (code >> 1) ^ (0 - (code & 1)) : code + add;
+              want[j] = !sum ? v : j == 0 ? first : want[j - 1] + v;
+            }
+            std::vector<std::uint64_t> got = lows;
+            EXPECT_EQ(k->rice_join(ends.data(), count, width, add, zigzag, sum, first, got.data()),
+                      all);
+            EXPECT_EQ(got, want) << k->name << " width " << width << " count " << count
+                                 << " zigzag " << zigzag << " sum " << sum;
+          }
+        }
+      }
+    }
+  }
+}
+
 // Grouped XOR's scan and field kernels against a direct computation, at every level, for block
 // lengths around the group and vector edges and XORs that are mostly zero, half zero or never.
 TEST(KernelsTest, XorGroupKernelsAgree) {

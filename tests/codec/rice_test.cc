@@ -26,6 +26,7 @@ using testing::WithByte;
 
 constexpr std::uint8_t kRiceDelta = 1;
 constexpr std::uint8_t kRiceZigZag = 2;
+constexpr std::uint8_t kRicePlaceholder = 4;
 
 EncodeResult EncodeRice(const std::vector<double>& v, Workspace& ws, std::vector<std::uint8_t>& buf) {
   buf.assign(MaxEncodedFloatBytes(v.size(), 8), 0);
@@ -92,6 +93,11 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
   EXPECT_EQ(block[kAlpZstdFlagsOffset], 0);  // offsets
   EXPECT_GE(LoadLe<std::uint16_t>(block.data() + kAlpZstdExceptionCountOffset), 3u);
   ExpectRoundTrip(skewed, block, *ws);
+  // A full block of offsets: the low bits in FFOR's interleaved layout, unpacked by the kernel.
+  skewed.resize(1024, 10.5);
+  ASSERT_EQ(EncodeRice(skewed, *ws, block).encoding, FloatEncoding::kAlpRice);
+  EXPECT_EQ(block[kAlpZstdFlagsOffset], 0);
+  ExpectRoundTrip(skewed, block, *ws);
   // Zigzagged deltas: a walk whose steps are mostly small, in both directions.
   std::vector<double> walk(777);
   std::int64_t cents = 0;
@@ -105,11 +111,13 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
   ExpectRoundTrip(walk, block, *ws);
   // Every count, including one value (no deltas) and two; blocks this short may come out raw
   // (the varint header costs more than it saves), longer ones are Rice.
-  for (std::size_t n : {1, 2, 3, 63, 64, 65, 1024}) {
+  for (std::size_t n : {1, 2, 3, 63, 64, 65, 1023, 1024}) {
     std::vector<double> v(SortedCoordinates(n, n));
     const EncodeResult r = EncodeRice(v, *ws, block);
     if (n >= 63) {
       EXPECT_EQ(r.encoding, FloatEncoding::kAlpRice) << n;
+      // Only a full block of deltas takes the placeholder code (and FFOR's interleaved layout).
+      EXPECT_EQ(block[kAlpZstdFlagsOffset], n == 1024 ? kRiceDelta | kRicePlaceholder : kRiceDelta);
     }
     ExpectRoundTrip(v, block, *ws);
   }
@@ -125,6 +133,28 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
   EXPECT_TRUE(BitEqual(f, fback));
 }
 
+// A full block of deltas as written before the placeholder code: 1023 codes in a plain bit
+// stream. Integers 3, 8, 13, ... (exponent 1): every delta is 5, the base, so every code is 0
+// with k = 0: a 1 bit each.
+TEST(AlpRice, FullBlockOfDeltasWithoutPlaceholderStillDecodes) {
+  auto ws = std::make_unique<Workspace>();
+  const std::uint8_t head[] = {static_cast<std::uint8_t>(FloatEncoding::kAlpRice), 0, 4,
+                               /*e*/ 1, /*f*/ 0, kRiceDelta, 0, 0,
+                               /*zigzag(first 3)*/ 6, /*zigzag(base 5)*/ 10, /*k*/ 0};
+  static_assert(sizeof head == kAlpRiceHeaderBytes + 3);
+  std::vector<std::uint8_t> block(sizeof head + 128, 0xff);  // then the 1023 codes' 1 bits
+  std::copy(std::begin(head), std::end(head), block.begin());
+  block.back() = 0x7f;  // codes 1016..1022
+  std::vector<double> back(1024);
+  const Status st = DecodeDoubles(block, back, *ws);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  for (std::size_t i = 0; i < back.size(); ++i) {
+    ASSERT_EQ(back[i], static_cast<double>(3 + 5 * static_cast<std::int64_t>(i)) * 0.1) << i;
+  }
+  block.back() = 0xff;  // a 1024th code
+  ExpectCorruptNaming(block, back.size(), *ws, "bits after the last code");
+}
+
 TEST(AlpRice, CorruptBlocksNameTheField) {
   auto ws = std::make_unique<Workspace>();
   const auto v = SortedCoordinates(100, 3);
@@ -137,7 +167,9 @@ TEST(AlpRice, CorruptBlocksNameTheField) {
   };
   auto with = [&](std::size_t offset, std::uint8_t byte) { return WithByte(good, offset, byte); };
   expect_corrupt(with(kAlpZstdExponentOffset, 40), "exponent 40");
-  expect_corrupt(with(kAlpZstdFlagsOffset, 4), "unknown flags 4");
+  expect_corrupt(with(kAlpZstdFlagsOffset, 8), "unknown flags 8");
+  expect_corrupt(with(kAlpZstdFlagsOffset, kRiceDelta | kRicePlaceholder),
+                 "placeholder flag without a full block of deltas");
   expect_corrupt(with(kAlpZstdFlagsOffset, kRiceZigZag), "zigzag flag without delta flag");
   expect_corrupt(with(kAlpZstdExceptionCountOffset, 200), "exception count 200");
   std::vector<std::uint8_t> varints = good;
