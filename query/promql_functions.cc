@@ -226,6 +226,111 @@ void MergeWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
   }
 }
 
+// Samples at one fixed interval (the series' chunks store regular timestamps): then the windows
+// of a range query come in a few shapes only.
+bool OnOneInterval(std::span<const std::int64_t> ts) {
+  if (ts.size() < 2) return false;
+  const std::int64_t interval = ts[1] - ts[0];
+  std::int64_t off = 0;  // a select: the loop vectorizes
+  for (std::size_t i = 1; i < ts.size(); ++i) off |= (ts[i] - ts[i - 1]) ^ interval;
+  return off == 0;
+}
+
+// A window's shape, what pass two computes before the change comes in: the durations in seconds
+// (to_start and to_end already cut to half an interval when they pass the threshold) and the
+// factor without a counter's zero point. `key` is the three nanosecond figures it came from.
+struct WindowShape {
+  std::int64_t key[3] = {-1, -1, -1};  // intervals, to_start and to_end in ns
+  double sampled = 1, to_start = 0, to_end = 0, factor = 1;
+  // A counter's zero point is sampled * (first / change); it cannot fall before to_start when
+  // first > change * zero_bound: that margin of a thousandth dwarfs every rounding of both
+  // sides, so most windows skip the division (a counter's value is far above its change).
+  double zero_bound = 0;
+};
+
+// The factor of pass two, the same operations in the same order.
+template <bool kRate>
+double StretchFactor(double sampled, double to_start, double to_end, double window) {
+  const double stretched = (sampled + to_start + to_end) / sampled;
+  double factor = sampled != 0 ? stretched : 1.0;
+  if constexpr (kRate) factor /= window;
+  return factor;
+}
+
+template <bool kRate>
+void ComputeShape(std::int64_t intervals, std::int64_t sampled_ns, std::int64_t to_start_ns,
+                  std::int64_t to_end_ns, double window, WindowShape* s) {
+  constexpr double kUnit = 1e9;  // exact durations, as in pass two's fast path
+  const double to_start_raw = static_cast<double>(to_start_ns) / kUnit;
+  const double to_end_raw = static_cast<double>(to_end_ns) / kUnit;
+  const double sampled = static_cast<double>(sampled_ns) / kUnit;
+  const double average_interval = sampled / static_cast<double>(intervals);
+  const double threshold = average_interval * 1.1;
+  const double half = average_interval / 2;
+  s->key[0] = intervals;
+  s->key[1] = to_start_ns;
+  s->key[2] = to_end_ns;
+  s->sampled = sampled;
+  s->to_start = to_start_raw >= threshold ? half : to_start_raw;
+  s->to_end = to_end_raw >= threshold ? half : to_end_raw;
+  s->factor = StretchFactor<kRate>(sampled, s->to_start, s->to_end, window);
+  s->zero_bound = s->to_start / sampled * 1.001;
+}
+
+// Passes one and two in one, for samples on one interval (the fast path's conditions hold too):
+// the windows' shapes repeat (a 5 min window over 30 s samples holds 10 of them, at the same
+// offsets from its edges, step after step), so each window looks its shape up against the last
+// one's and only the change and a counter's zero point are its own. No column is written. The
+// results are pass two's bit for bit: a shape is computed by the same operations.
+template <bool kCounter, bool kRate, bool kResets>
+void RegularWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
+                    std::span<const std::int64_t> ends, std::int64_t range_ns,
+                    std::span<const std::uint32_t> reset_at, double window, double* out,
+                    std::uint8_t* present) {
+  const std::int64_t* t = ts.data();
+  const double* v = vs.data();
+  const std::size_t n = ts.size();
+  WindowShape shape;
+  std::size_t lo = 0, hi = 0, next_reset = 0;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    const std::int64_t end = ends[i], start = end - range_ns;
+    while (hi < n && t[hi] <= end) ++hi;
+    while (lo < hi && t[lo] <= start) ++lo;
+    if constexpr (kResets) {
+      while (next_reset < reset_at.size() && reset_at[next_reset] <= lo) ++next_reset;
+    }
+    if (hi < lo + 2) {
+      out[i] = 0;
+      present[i] = 0;
+      continue;
+    }
+    const std::size_t a = lo, last = hi - 1;
+    double result = v[last] - v[a];
+    if constexpr (kResets) {
+      for (std::size_t r = next_reset; r < reset_at.size() && reset_at[r] <= last; ++r) {
+        result += v[reset_at[r] - 1];
+      }
+    }
+    const auto intervals = static_cast<std::int64_t>(last - a);
+    const std::int64_t to_start_ns = t[a] - start, to_end_ns = end - t[last];
+    if (intervals != shape.key[0] || to_start_ns != shape.key[1] || to_end_ns != shape.key[2]) {
+      ComputeShape<kRate>(intervals, t[last] - t[a], to_start_ns, to_end_ns, window, &shape);
+    }
+    double factor = shape.factor;
+    if constexpr (kCounter) {
+      const double first = v[a];
+      if (result > 0 && first >= 0 && !(first > result * shape.zero_bound)) {
+        const double to_zero = shape.sampled * (first / result);
+        if (to_zero < shape.to_start) {
+          factor = StretchFactor<kRate>(shape.sampled, to_zero, shape.to_end, window);
+        }
+      }
+    }
+    out[i] = result * factor;
+    present[i] = 1;
+  }
+}
+
 template <bool kCounter, bool kRate>
 void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double> vs,
                        std::span<const std::int64_t> ends, std::int64_t range_ns,
@@ -283,11 +388,21 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
       exact &= ends[i] - SatSub(ends[i], range_ns) < kExactInDouble;
     }
   }
+  const double window0 = DurationSeconds(range_ns);
+  if (exact && whole && ascending && OnOneInterval(ts)) {
+    if (reset_at.empty()) {
+      RegularWindows<kCounter, kRate, false>(ts, vs, ends, range_ns, reset_at, window0, out,
+                                             present);
+    } else {
+      RegularWindows<kCounter, kRate, true>(ts, vs, ends, range_ns, reset_at, window0, out,
+                                            present);
+    }
+    return;
+  }
   for (auto* v :
        {&s.change, &s.first, &s.sampled, &s.to_start, &s.to_end, &s.intervals, &s.window}) {
     v->resize(steps);
   }
-  const double window0 = DurationSeconds(range_ns);
   RateSteps in{s.change.data(),   s.first.data(),  s.sampled.data(),  s.to_start.data(),
                s.to_end.data(),   s.intervals.data(), s.window.data(), window0,
                exact ? 1e9 : 1.0, steps};
