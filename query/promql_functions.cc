@@ -230,9 +230,11 @@ void MergeWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
 // of a range query come in a few shapes only.
 bool OnOneInterval(std::span<const std::int64_t> ts) {
   if (ts.size() < 2) return false;
-  const std::int64_t interval = ts[1] - ts[0];
-  std::int64_t off = 0;  // a select: the loop vectorizes
-  for (std::size_t i = 1; i < ts.size(); ++i) off |= (ts[i] - ts[i - 1]) ^ interval;
+  // Unsigned: the samples may span more than int64 holds (their differences wrap, harmlessly).
+  const auto at = [&](std::size_t i) { return static_cast<std::uint64_t>(ts[i]); };
+  const std::uint64_t interval = at(1) - at(0);
+  std::uint64_t off = 0;  // an OR of differences: the loop vectorizes
+  for (std::size_t i = 1; i < ts.size(); ++i) off |= (at(i) - at(i - 1)) ^ interval;
   return off == 0;
 }
 
