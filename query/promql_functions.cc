@@ -228,7 +228,7 @@ void MergeWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
 
 // Samples at one fixed interval (the series' chunks store regular timestamps): then the windows
 // of a range query come in a few shapes only.
-bool OnOneInterval(std::span<const std::int64_t> ts) {
+[[gnu::always_inline]] inline bool OnOneIntervalAs(std::span<const std::int64_t> ts) {
   if (ts.size() < 2) return false;
   // Unsigned: the samples may span more than int64 holds (their differences wrap, harmlessly).
   const auto at = [&](std::size_t i) { return static_cast<std::uint64_t>(ts[i]); };
@@ -236,6 +236,29 @@ bool OnOneInterval(std::span<const std::int64_t> ts) {
   std::uint64_t off = 0;  // an OR of differences: the loop vectorizes
   for (std::size_t i = 1; i < ts.size(); ++i) off |= (at(i) - at(i - 1)) ^ interval;
   return off == 0;
+}
+
+// Steps in time order: an OR of comparisons rather than std::is_sorted's early exit, so that it
+// vectorizes (the steps are the same for every series of a query, and nearly always in order).
+[[gnu::always_inline]] inline bool AscendingAs(std::span<const std::int64_t> ends) {
+  std::int64_t descends = 0;  // all ones where a step is earlier than the one before
+  for (std::size_t i = 1; i < ends.size(); ++i) descends |= ends[i] < ends[i - 1] ? -1 : 0;
+  return descends == 0;
+}
+
+// Both scans run once per series over all its samples and steps (together ~5% of a range query
+// in SSE2's two lanes): compiled for AVX2 too, picked like pass two.
+[[gnu::target("avx2")]] bool OnOneIntervalAvx2(std::span<const std::int64_t> ts) {
+  return OnOneIntervalAs(ts);
+}
+[[gnu::target("avx2")]] bool AscendingAvx2(std::span<const std::int64_t> ends) {
+  return AscendingAs(ends);
+}
+bool OnOneInterval(std::span<const std::int64_t> ts) {
+  return HasAvx2() ? OnOneIntervalAvx2(ts) : OnOneIntervalAs(ts);
+}
+bool Ascending(std::span<const std::int64_t> ends) {
+  return HasAvx2() ? AscendingAvx2(ends) : AscendingAs(ends);
 }
 
 // A window's shape, what pass two computes before the change comes in: the durations in seconds
@@ -377,7 +400,7 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   // is Seconds() bit for bit; otherwise pass one calls Seconds() itself and pass two divides by 1.
   // Steps in time order (as in every range query), and no window cut short at the int64 limits:
   // then every window spans range_ns and is exact when range_ns is.
-  const bool ascending = std::is_sorted(ends.begin(), ends.end());
+  const bool ascending = Ascending(ends);
   const std::int64_t min_end = steps == 0  ? 0
                                : ascending ? ends[0]
                                            : *std::min_element(ends.begin(), ends.end());
