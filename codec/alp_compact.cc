@@ -255,53 +255,6 @@ Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
   return Status::OK();
 }
 
-// How the codes of an alp_rice block with a plain bit stream of low bits become ALP integers
-// (RiceCodes). Full blocks of 1024 codes take simd::Kernels::rice_join instead.
-enum class RiceMode {
-  kOffsets,       // offsets from the base
-  kDeltas,        // deltas minus the base, summed from the first integer
-  kZigZagDeltas,  // zigzagged deltas, summed from the first integer
-};
-
-// Code j of an alp_rice block is (quotient j << k) | low j: quotient j is the number of 0 bits
-// between the set bits that end codes j - 1 and j (`ends`, ascending bit positions), low j the
-// k-bit field j of the plain bit stream `lows` (zero-padded by 8 bytes). Writes the integers to
-// `ints` (delta modes: ints[1..count], summed from ints[0]) in one pass: quotient, low bits,
-// base or zigzag, and the running sum. `base` is zigzagged as stored. Returns the OR of the quotients,
-// whose high bits show a code past 64 bits. Wrapping arithmetic: corrupt numbers give wrong
-// integers, never undefined behaviour.
-template <RiceMode kMode>
-std::uint64_t RiceCodes(const std::uint8_t* lows, const std::uint32_t* ends, std::size_t count,
-                        unsigned k, std::uint64_t base, std::uint64_t* ints) {
-  constexpr bool kSum = kMode == RiceMode::kDeltas || kMode == RiceMode::kZigZagDeltas;
-  const std::uint64_t mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
-  const auto add = static_cast<std::uint64_t>(UnZigZag(base));
-  std::uint64_t* out = kSum ? ints + 1 : ints;
-  std::uint64_t sum = kSum ? ints[0] : 0;
-  std::uint64_t quotients = 0;
-  std::uint32_t after_previous = 0;  // the bit after the previous code's end
-  std::size_t bit = 0;
-  for (std::size_t j = 0; j < count; ++j, bit += k) {
-    const std::uint64_t quotient = ends[j] - after_previous;
-    after_previous = ends[j] + 1;
-    quotients |= quotient;
-    std::uint64_t word;
-    std::memcpy(&word, lows + bit / 8, sizeof word);
-    const std::uint64_t low = (word >> (bit % 8)) & mask;
-    const std::uint64_t code = (quotient << k) | low;
-    if constexpr (kMode == RiceMode::kZigZagDeltas) {
-      sum += static_cast<std::uint64_t>(UnZigZag(code));
-      out[j] = sum;
-    } else if constexpr (kMode == RiceMode::kDeltas) {
-      sum += code + add;
-      out[j] = sum;
-    } else {
-      out[j] = code + add;
-    }
-  }
-  return quotients;
-}
-
 }  // namespace
 
 template <typename T>
@@ -685,33 +638,20 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
     return Corrupt(kName, "codes end in byte " + N((next + 7) / 8) + " of " + N(unary_bytes) +
                               (found > count ? ", bits after the last code" : ""));
   }
+  // The low bits (FFOR's interleaved layout for 1024 codes, a plain stream otherwise) into the
+  // integers, then the quotients join them. With the placeholder the kernel also sums the
+  // deltas (code 0 ignored); 1023 deltas of an older block, or a short block's, are summed after.
   std::uint64_t* ints = ws.bits;
+  std::uint64_t* x = h.delta && !placeholder ? ints + 1 : ints;
+  const auto first_value = static_cast<std::uint64_t>(UnZigZag(first));
   std::uint64_t quotient_bits = 0;
-  if (count == Workspace::kLanes) {
-    // 1024 codes (offsets, or the placeholder and 1023 deltas) whose low bits are in FFOR's
-    // interleaved layout: the kernel unpacks them straight from the block, the quotients join
-    // them in a pass with no dependency from one code to the next, then the deltas are summed.
-    UnpackInts(p, count, 0, k, ws.packed, ints);
+  if (count > 0) {
+    UnpackInts(p, count, 0, k, ws.packed, x);  // scratch: the quotients' copy, already read
     quotient_bits = simd::ActiveKernels().rice_join(
-        ends, count, k, static_cast<std::uint64_t>(UnZigZag(base)), zigzagged, h.delta,
-        static_cast<std::uint64_t>(UnZigZag(first)), ints);
-  } else if (count > 0) {
-    // Fewer codes (and full blocks of deltas written before the placeholder): a plain bit
-    // stream of k-bit fields (k <= 56: each lies in the 8 bytes from its first byte), copied
-    // with 8 zero bytes after it so that every field is one unaligned load.
-    auto* lows = reinterpret_cast<std::uint8_t*>(ws.ints2);
-    static_assert(sizeof(Workspace::ints2) >= kMaxRiceK * Workspace::kLanes / 8 + 8);
-    std::memcpy(lows, p, low_bytes);
-    std::memset(lows + low_bytes, 0, 8);
-    if (!h.delta) {
-      quotient_bits = RiceCodes<RiceMode::kOffsets>(lows, ends, count, k, base, ints);
-    } else {
-      ints[0] = static_cast<std::uint64_t>(UnZigZag(first));
-      quotient_bits = zigzagged
-                          ? RiceCodes<RiceMode::kZigZagDeltas>(lows, ends, count, k, base, ints)
-                          : RiceCodes<RiceMode::kDeltas>(lows, ends, count, k, base, ints);
-    }
+        ends, count, k, static_cast<std::uint64_t>(UnZigZag(base)), zigzagged, placeholder,
+        first_value, x);
   }
+  if (h.delta && !placeholder) SumDeltas(ints, n, first_value);
   if (k > 0 && (quotient_bits >> (64 - k)) != 0) {
     return Corrupt(kName, "a code past 64 bits (quotient bits " + N(quotient_bits) + ")");
   }
