@@ -11,6 +11,15 @@
 # in ../shared/datasets/alp-rowgroups. A last row, tsbs_cpu, is ingot-bench's TSBS-like cpu
 # workload (100 hosts, 10 fields, 9 tags, 2-decimal walks, 10 s apart): --cpu-values N values of
 # it (default 1000000; 0 leaves the row out). It is not in the mean, which is over the files.
+#
+# Both stores have a fixed cost that does not grow with the data (VictoriaMetrics about 49 KB:
+# its indexdb and part metadata; Ingot about 2 KB), which is 0.37 B/value of a 131,072-value file
+# and 2.2 of a 22,000-value one. So each row also loads the file's first HEAD values (default 100,
+# --head N) into a fresh pair of servers and reports the marginal bytes per value,
+# (bytes(all) - bytes(head)) / (values - head): what the next value costs, the codec's share.
+#
+# --unseen: the files are real series from Debian packages' data (bench/fetch_unseen_data.sh,
+# downloaded into build/unseen-data), which no codec decision here was measured on.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,10 +32,13 @@ for tool in "$INGOTD" "$VM" "$(command -v python3 || true)" "$(command -v curl |
   fi
 done
 CPU_VALUES=1000000
+HEAD=100
 FILES=()
 while (($# > 0)); do
   case $1 in
     --cpu-values) CPU_VALUES=${2:?--cpu-values needs a number}; shift 2 ;;
+    --head) HEAD=${2:?--head needs a number}; shift 2 ;;
+    --unseen) mapfile -t -O "${#FILES[@]}" FILES < <("$ROOT/bench/fetch_unseen_data.sh" "$ROOT/build/unseen-data"); shift ;;
     *) FILES+=("$1"); shift ;;
   esac
 done
@@ -159,20 +171,27 @@ vm_bytes() {
   echo "$bytes"
 }
 
-echo "| data set | values | Ingot B/value | VictoriaMetrics B/value | ratio |"
-echo "|---|---|---|---|---|"
+echo "| data set | values | Ingot B/value | VictoriaMetrics B/value | ratio | marginal: Ingot B/value | VictoriaMetrics B/value | ratio |"
+echo "|---|---|---|---|---|---|---|---|"
 sum_ratio=0
+sum_marginal=0
 count=0
-# row NAME LINES VALUES: one row of the table (both servers, the same lines) into $WORK/row;
-# prints the ratio.
+# row NAME LINES VALUES HEAD_VALUES: one row of the table (both servers, the same lines, then the
+# same first HEAD lines, which hold HEAD_VALUES values) into $WORK/row; prints the ratio and the
+# marginal ratio.
 row() {
-  local name=$1 lines=$2 n=$3 ib vb ratio
+  local name=$1 lines=$2 n=$3 hn=$4 ib vb ih vh ratio marginal
   ib=$(ingot_bytes "$lines")
   vb=$(vm_bytes "$lines")
+  head -n "$HEAD" "$lines" >"$lines.head"
+  ih=$(ingot_bytes "$lines.head")
+  vh=$(vm_bytes "$lines.head")
   ratio=$(calc "%.3f" "$ib / $vb")
-  echo "| $name | $n | $(calc "%.3f" "$ib / $n") | $(calc "%.3f" "$vb / $n") | $ratio |" \
-    >"$WORK/row"
-  echo "$ratio"
+  marginal=$(calc "%.3f" "($ib - $ih) / ($vb - $vh)")
+  echo "| $name | $n | $(calc "%.3f" "$ib / $n") | $(calc "%.3f" "$vb / $n") | $ratio" \
+    "| $(calc "%.3f" "($ib - $ih) / ($n - $hn)") | $(calc "%.3f" "($vb - $vh) / ($n - $hn)")" \
+    "| $marginal |" >"$WORK/row"
+  echo "$ratio $marginal"
 }
 PRECISION=s
 for file in "${FILES[@]}"; do
@@ -181,9 +200,14 @@ for file in "${FILES[@]}"; do
   lines="$WORK/$name.lp"
   n=$(to_lines "$file" "$lines")
   log "$name: $n values"
-  ratio=$(row "$name" "$lines" "$n")
+  if ((n <= HEAD)); then
+    echo "compare_real_data.sh: $file holds $n values, not more than --head $HEAD" >&2
+    exit 2
+  fi
+  read -r ratio marginal < <(row "$name" "$lines" "$n" "$HEAD")
   cat "$WORK/row"
   sum_ratio=$(calc "%.6f" "$sum_ratio + $ratio")
+  sum_marginal=$(calc "%.6f" "$sum_marginal + $marginal")
   count=$((count + 1))
 done
 if ((CPU_VALUES > 0)); then
@@ -191,8 +215,10 @@ if ((CPU_VALUES > 0)); then
   n=$(cpu_lines "$lines")
   log "tsbs_cpu: $n values of ingot-bench's cpu workload"
   PRECISION=ns
-  row tsbs_cpu "$lines" "$n" >/dev/null
+  # Each line holds the 10 fields of one host (the first 100 lines: one instant of every host).
+  row tsbs_cpu "$lines" "$n" $((HEAD * 10)) >/dev/null
   cat "$WORK/row"
 fi
 echo
-echo "mean ratio (Ingot / VictoriaMetrics): $(calc "%.3f" "$sum_ratio / $count")"
+echo "mean ratio (Ingot / VictoriaMetrics): $(calc "%.3f" "$sum_ratio / $count")," \
+  "marginal: $(calc "%.3f" "$sum_marginal / $count")"
