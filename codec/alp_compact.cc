@@ -29,16 +29,21 @@
 //   the largest gap's 35 bits where their entropy is 31.5) are written as Rice codes: the
 //   quotient x >> k in unary (that many 0 bits, then a 1), then the k low bits. The stream is
 //   whichever is shortest of: offsets from the minimum, zigzagged deltas, deltas minus the
-//   smallest delta. The low bits and the quotients are two streams: the low bits unpack with
+//   smallest delta, and (full blocks) zigzagged second differences, the change of the delta,
+//   which smooth series (a slowly turning reading: Earth orientation angles, a filtered sensor)
+//   make far smaller than the deltas. The low bits and the quotients are two streams: the low bits unpack with
 //   the FFOR kernels, the quotients' set bits are gathered by a kernel (sixteen bits per
 //   compress with AVX-512), and one more kernel joins both and sums the deltas, with no
 //   dependency between a code's position and the load of the next.
 //   Layout (little-endian), after the 3-byte block header:
 //     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas, bit 2: a
 //     placeholder code 0 before the deltas of a full block, so that its 1024 codes take FFOR's
-//     interleaved layout), u16 exception count E, varints: zigzag(first integer) (delta only),
-//     zigzag(base) (not with zigzag),
+//     interleaved layout; bit 3: second differences, with bits 0-2), u16 exception count E,
+//     varints: zigzag(first integer) (delta only), zigzag(first delta) (second differences
+//     only), zigzag(base) (not with zigzag),
 //     u8 k (<= kMaxRiceK), the codes' low bits packed (PackedBytes(codes, k), bit_packing.h),
+//     (second differences: codes 0 and 1 are placeholders 0, code i >= 2 is
+//     zigzag(delta i - delta i-1)),
 //     the quotients as a little-endian bit stream (bit 0 of byte 0 first; each a run of 0 bits
 //     ended by a 1; zero bits to the byte), E x u16 exception positions (ascending),
 //     E x sizeof(T) exception values.
@@ -77,6 +82,9 @@ constexpr std::uint8_t kZigZagFlag = 2;
 // kAlpRice only, with kDeltaFlag on a full block: 1024 codes, the first a placeholder (ignored),
 // so that the low bits take FFOR's interleaved layout (one code more: k + 1 bits).
 constexpr std::uint8_t kPlaceholderFlag = 4;
+// kAlpRice only, with the three flags above: codes 2 .. 1023 are zigzagged second differences
+// (the first delta is a header varint, code 1 a second placeholder 0).
+constexpr std::uint8_t kSecondOrderFlag = 8;
 // The largest Rice parameter (ALP integers and their deltas need fewer bits).
 constexpr unsigned kMaxRiceK = 56;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
@@ -226,8 +234,7 @@ Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const
 // the deltas on entry). Wrapping arithmetic: corrupt numbers give wrong values, never undefined
 // behaviour.
 void SumDeltas(std::uint64_t* ints, std::size_t n, std::uint64_t first) {
-  ints[0] = first;
-  for (std::size_t i = 1; i < n; ++i) ints[i] += ints[i - 1];
+  simd::ActiveKernels().prefix_sum(ints, n, first);
 }
 
 // The values of ALP integers `ints` (mod 2^64), then the exceptions at `positions`.
@@ -531,18 +538,37 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
     for (std::size_t i = 1; i < n; ++i) shifted[i - 1] = offsets[i] - offsets[i - 1] - dlo;
     above = ChooseRice(shifted, n - 1, room_bits);
   }
+  // Second differences of a full block: the zigzagged deltas' changes (mod 2^64, as the decoder
+  // sums them back).
+  RiceChoice second;
+  std::uint64_t changes[kBlockCapacity];
+  std::uint64_t first_delta = 0;
+  if (n == Workspace::kLanes) {
+    first_delta = offsets[1] - offsets[0];
+    for (std::size_t i = 2; i < n; ++i) {
+      const std::uint64_t change = offsets[i] - 2 * offsets[i - 1] + offsets[i - 2];
+      changes[i - 2] = ZigZag(static_cast<std::int64_t>(change));
+    }
+    second = ChooseRice(changes, n - 2, room_bits);
+    // Code 1, a placeholder 0, costs one more code than the others count.
+    if (second.bits != SIZE_MAX) second.bits += second.k + 1;
+  }
   const RiceChoice* best = &plain;
   if (zigzag.bits < best->bits) best = &zigzag;
   if (above.bits < best->bits) best = &above;
+  if (second.bits < best->bits) best = &second;
   if (best->bits == SIZE_MAX) return 0;
   const bool delta = best != &plain;
-  const bool zigzagged = best == &zigzag;
+  const bool zigzagged = best == &zigzag || best == &second;
+  const bool second_order = best == &second;
   const std::uint64_t* x = best == &plain    ? offsets
                            : best == &zigzag ? deltas
+                           : best == &second ? changes
                                              : reinterpret_cast<const std::uint64_t*>(ws.bits);
   const unsigned k = best->k;
   // A full block of deltas gets a placeholder code 0 in front (k + 1 bits): 1024 codes, whose
-  // low bits take FFOR's interleaved layout and unpack with its kernel.
+  // low bits take FFOR's interleaved layout and unpack with its kernel. Second differences have
+  // a second placeholder for the first delta, which is in the header.
   const bool placeholder = delta && n == Workspace::kLanes;
   const std::size_t count = delta && !placeholder ? n - 1 : n;
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
@@ -554,13 +580,15 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
       WriteCompactHeader(p, FloatEncoding::kAlpRice, n, exponent, factor, delta, exceptions);
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
   if (placeholder) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
+  if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
   // The first integer (offsets[0] + lo) and the base, as the decoder adds them back.
   if (delta) q = PutVarint(ZigZag(static_cast<std::int64_t>(offsets[0] + lo)), q);
+  if (second_order) q = PutVarint(ZigZag(static_cast<std::int64_t>(first_delta)), q);
   if (!zigzagged) q = PutVarint(ZigZag(static_cast<std::int64_t>(delta ? dlo : lo)), q);
   *q++ = static_cast<std::uint8_t>(k);
   if (static_cast<std::size_t>(q - p) + low_bytes + unary_bytes + tail > out.size()) return 0;
-  // The codes from x (with the placeholder: x[i - 1] is code i, code 0 is 0).
-  const std::size_t skip = placeholder ? 1 : 0;
+  // The codes from x (with the placeholders: x[i - skip] is code i, codes below skip are 0).
+  const std::size_t skip = second_order ? 2 : placeholder ? 1 : 0;
   const auto code = [&](std::size_t i) { return i < skip ? 0 : x[i - skip]; };
   if (count > 0) {
     std::uint64_t lows[kBlockCapacity];
@@ -591,17 +619,24 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   }
   CompactHeader h;
   INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h,
-                                              kDeltaFlag | kZigZagFlag | kPlaceholderFlag));
+                                              kDeltaFlag | kZigZagFlag | kPlaceholderFlag |
+                                                  kSecondOrderFlag));
   const bool zigzagged = (h.flags & kZigZagFlag) != 0;
   if (zigzagged && !h.delta) return Corrupt(kName, "zigzag flag without delta flag");
   const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
   if (placeholder && (!h.delta || n != Workspace::kLanes)) {
     return Corrupt(kName, "placeholder flag without a full block of deltas");
   }
+  const bool second_order = (h.flags & kSecondOrderFlag) != 0;
+  if (second_order && !(zigzagged && placeholder)) {
+    return Corrupt(kName, "second-difference flag without zigzag and placeholder flags");
+  }
   const std::uint8_t* p = src.data() + kAlpRiceHeaderBytes;
   const std::uint8_t* const end = src.data() + src.size();
-  std::uint64_t first = 0, base = 0;
-  if ((h.delta && !GetVarint(&p, end, &first)) || (!zigzagged && !GetVarint(&p, end, &base))) {
+  std::uint64_t first = 0, first_delta = 0, base = 0;
+  if ((h.delta && !GetVarint(&p, end, &first)) ||
+      (second_order && !GetVarint(&p, end, &first_delta)) ||
+      (!zigzagged && !GetVarint(&p, end, &base))) {
     return Corrupt(kName, "header varints truncated or too long");
   }
   if (p == end) return Corrupt(kName, "no Rice parameter");
@@ -641,14 +676,18 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   // The low bits (FFOR's interleaved layout for 1024 codes, a plain stream otherwise) into the
   // integers, then the quotients join them. With the placeholder the kernel also sums the
   // deltas (code 0 ignored); 1023 deltas of an older block, or a short block's, are summed after.
+  // Second differences: the kernel sums them into the deltas (code 1 is 0, so the second sum
+  // starts from the first delta) and those into the integers.
   std::uint64_t* ints = ws.bits;
   std::uint64_t* x = h.delta && !placeholder ? ints + 1 : ints;
   const auto first_value = static_cast<std::uint64_t>(UnZigZag(first));
   std::uint64_t quotient_bits = 0;
   if (count > 0) {
     UnpackInts(p, count, 0, k, ws.packed, x);  // scratch: the quotients' copy, already read
+    const unsigned sums = second_order ? 2 : placeholder ? 1 : 0;
     quotient_bits = simd::ActiveKernels().rice_join(
-        ends, count, k, static_cast<std::uint64_t>(UnZigZag(base)), zigzagged, placeholder,
+        ends, count, k, static_cast<std::uint64_t>(UnZigZag(base)), zigzagged, sums,
+        second_order ? static_cast<std::uint64_t>(UnZigZag(first_delta)) : first_value,
         first_value, x);
   }
   if (h.delta && !placeholder) SumDeltas(ints, n, first_value);

@@ -154,12 +154,17 @@ struct Kernels {
   // Rice codes into integers: code j is (quotient j << k) | ints[j] (its low bits, unpacked),
   // quotient j the number of 0 bits between the set bits that end codes j - 1 and j (`ends`,
   // ascending). ints[j] becomes the code plus `add` (zigzag false) or the code unzigzagged
-  // (zigzag true); with `sum`, ints[0] = first and ints[j] the running sum from it of the values
-  // 1 .. j (value 0, a placeholder, is ignored). Returns the OR of the quotients. Wrapping
-  // arithmetic. REQUIRES: count >= 1, k < 64.
+  // (zigzag true); with sums >= 1, ints[0] = first and ints[j] the running sum from it of the
+  // values 1 .. j (value 0, a placeholder, is ignored); with sums == 2, those sums are summed
+  // again the same way from first2 (second differences into integers). Returns the OR of the
+  // quotients. Wrapping arithmetic. REQUIRES: count >= 1, k < 64, sums <= 2.
   std::uint64_t (*rice_join)(const std::uint32_t* ends, std::size_t count, unsigned k,
-                             std::uint64_t add, bool zigzag, bool sum, std::uint64_t first,
-                             std::uint64_t* ints);
+                             std::uint64_t add, bool zigzag, unsigned sums, std::uint64_t first,
+                             std::uint64_t first2, std::uint64_t* ints);
+
+  // In place: ints[0] = first, ints[j] += ints[j - 1] for j in 1 .. count - 1 (deltas into
+  // integers; wrapping). REQUIRES: count >= 1.
+  void (*prefix_sum)(std::uint64_t* ints, std::size_t count, std::uint64_t first);
 };
 
 // Slots of set_bit_positions' output past `limit` that it may write.

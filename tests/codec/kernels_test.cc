@@ -395,7 +395,8 @@ std::vector<const Kernels*> AllLevels() {
 
 // The Rice decoder's kernels against a direct computation at every level: set-bit positions of
 // sparse, half and dense words (with the stop after the word that passes the limit), and codes
-// joined from their quotients with each base/zigzag and sum mode, around the vector edges.
+// joined from their quotients with each base/zigzag mode and no, one or two running sums, around
+// the vector edges.
 TEST(KernelsTest, RiceKernelsAgree) {
   std::mt19937_64 rng(9);
   for (const Kernels* k : AllLevels()) {
@@ -432,27 +433,50 @@ TEST(KernelsTest, RiceKernelsAgree) {
           at = ends[j] + 1;
           lows[j] = width == 0 ? 0 : rng() >> (64 - width);
         }
-        const std::uint64_t add = rng(), first = rng();
+        const std::uint64_t add = rng(), first = rng(), first2 = rng();
         for (bool zigzag : {false, true}) {
-          for (bool sum : {false, true}) {
+          for (unsigned sums : {0u, 1u, 2u}) {
             std::vector<std::uint64_t> want(count);
-            std::uint64_t all = 0;
+            std::uint64_t all = 0, sum1 = first;
             for (std::size_t j = 0; j < count; ++j) {
               const std::uint64_t quotient = ends[j] - (j == 0 ? 0 : ends[j - 1] + 1);
               all |= quotient;
               const std::uint64_t code = (quotient << width) | lows[j];
               const std::uint64_t v =
                   zigzag ? (code >> 1) ^ (0 - (code & 1)) : code + add;
-              want[j] = !sum ? v : j == 0 ? first : want[j - 1] + v;
+              if (j > 0) sum1 += v;
+              want[j] = sums == 0   ? v
+                        : sums == 1 ? sum1
+                        : j == 0    ? first2
+                                    : want[j - 1] + sum1;
             }
             std::vector<std::uint64_t> got = lows;
-            EXPECT_EQ(k->rice_join(ends.data(), count, width, add, zigzag, sum, first, got.data()),
+            EXPECT_EQ(k->rice_join(ends.data(), count, width, add, zigzag, sums, first, first2,
+                                   got.data()),
                       all);
             EXPECT_EQ(got, want) << k->name << " width " << width << " count " << count
-                                 << " zigzag " << zigzag << " sum " << sum;
+                                 << " zigzag " << zigzag << " sums " << sums;
           }
         }
       }
+    }
+  }
+}
+
+// The running sum that turns deltas into integers, at every level, around the vector edges and
+// with sums that wrap.
+TEST(KernelsTest, PrefixSumAgrees) {
+  std::mt19937_64 rng(13);
+  for (const Kernels* k : AllLevels()) {
+    for (std::size_t count : {1, 2, 8, 9, 15, 16, 17, 100, 1023, 1024}) {
+      std::vector<std::uint64_t> deltas(count);
+      for (auto& d : deltas) d = rng() >> (rng() % 64);
+      const std::uint64_t first = rng();
+      std::vector<std::uint64_t> want(count);
+      for (std::size_t j = 0; j < count; ++j) want[j] = j == 0 ? first : want[j - 1] + deltas[j];
+      std::vector<std::uint64_t> got = deltas;
+      k->prefix_sum(got.data(), count, first);
+      EXPECT_EQ(got, want) << k->name << " count " << count;
     }
   }
 }

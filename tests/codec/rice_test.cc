@@ -1,5 +1,5 @@
-// ALP as Rice codes (kAlpRice): the three streams it chooses between (offsets, zigzagged deltas,
-// deltas above the smallest), the size it reaches on geometric gaps against ALP's packing, the
+// ALP as Rice codes (kAlpRice): the four streams it chooses between (offsets, zigzagged deltas,
+// deltas above the smallest, second differences), the size it reaches on geometric gaps against ALP's packing, the
 // compact chooser's use of it on a dictionary of coordinates, exceptions and floats, and named
 // errors for corrupt blocks.
 #include <gtest/gtest.h>
@@ -27,6 +27,7 @@ using testing::WithByte;
 constexpr std::uint8_t kRiceDelta = 1;
 constexpr std::uint8_t kRiceZigZag = 2;
 constexpr std::uint8_t kRicePlaceholder = 4;
+constexpr std::uint8_t kRiceSecond = 8;
 
 EncodeResult EncodeRice(const std::vector<double>& v, Workspace& ws, std::vector<std::uint8_t>& buf) {
   buf.assign(MaxEncodedFloatBytes(v.size(), 8), 0);
@@ -133,6 +134,60 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
   EXPECT_TRUE(BitEqual(f, fback));
 }
 
+// A slowly turning reading (a sine with 3 decimals and a little noise): its deltas run to
+// +-150 thousandths, but they change by a few from one value to the next, so a full block is
+// written as second differences, a fifth smaller than its deltas' Rice codes would be. It
+// decodes bit for bit, and every cut and bit flip of it is an error or a valid decode.
+TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(5);
+  std::vector<double> v(1024);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double x = 3 * std::sin(static_cast<double>(i) / 20.0) +
+                     static_cast<double>(rng() % 3) * 1e-3;
+    v[i] = std::round(x * 1e3) / 1e3;
+  }
+  std::vector<std::uint8_t> block;
+  ASSERT_EQ(EncodeRice(v, *ws, block).encoding, FloatEncoding::kAlpRice);
+  EXPECT_EQ(block[kAlpZstdFlagsOffset], kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
+  // The deltas of the thousandths as Rice codes with their best parameter: what the block would
+  // take without second differences (exceptions and header left out).
+  std::size_t first_order_bits = SIZE_MAX;
+  for (unsigned k = 0; k < 20; ++k) {
+    std::size_t bits = 0;
+    for (std::size_t i = 1; i < v.size(); ++i) {
+      const auto d = std::llround(v[i] * 1e3) - std::llround(v[i - 1] * 1e3);
+      bits += (static_cast<std::uint64_t>(d < 0 ? -2 * d - 1 : 2 * d) >> k) + 1 + k;
+    }
+    first_order_bits = std::min(first_order_bits, bits);
+  }
+  EXPECT_LT(block.size() * 8 * 10, first_order_bits * 8) << block.size() << " " << first_order_bits;
+  ExpectRoundTrip(v, block, *ws);
+  // With exceptions (their slots repeat the previous integer, a jump of the second difference).
+  v[0] = std::nan("");
+  v[511] = 1e300;
+  v[1023] = -0.0;
+  ASSERT_EQ(EncodeRice(v, *ws, block).encoding, FloatEncoding::kAlpRice);
+  EXPECT_EQ(block[kAlpZstdFlagsOffset], kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
+  ExpectRoundTrip(v, block, *ws);
+  std::vector<double> back(v.size());
+  for (std::size_t len = 0; len < block.size(); ++len) {
+    std::vector<std::uint8_t> cut(block.begin(), block.begin() + static_cast<long>(len));
+    EXPECT_TRUE(DecodeDoubles(cut, back, *ws).IsCorruption()) << "cut to " << len;
+  }
+  for (std::size_t at = 0; at < block.size(); ++at) {
+    std::vector<std::uint8_t> flipped = block;
+    flipped[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    const Status st = DecodeDoubles(flipped, back, *ws);
+    EXPECT_TRUE(st.ok() || st.IsCorruption()) << st.ToString();
+  }
+  // The first delta's varint is there only with the flag: without it, the varints are misread.
+  std::vector<std::uint8_t> first_order = WithByte(
+      block, kAlpZstdFlagsOffset, kRiceDelta | kRiceZigZag | kRicePlaceholder);
+  const Status st = DecodeDoubles(first_order, back, *ws);
+  EXPECT_TRUE(!st.ok() || !BitEqual(v, back));
+}
+
 // A full block of deltas as written before the placeholder code: 1023 codes in a plain bit
 // stream. Integers 3, 8, 13, ... (exponent 1): every delta is 5, the base, so every code is 0
 // with k = 0: a 1 bit each.
@@ -167,7 +222,9 @@ TEST(AlpRice, CorruptBlocksNameTheField) {
   };
   auto with = [&](std::size_t offset, std::uint8_t byte) { return WithByte(good, offset, byte); };
   expect_corrupt(with(kAlpZstdExponentOffset, 40), "exponent 40");
-  expect_corrupt(with(kAlpZstdFlagsOffset, 8), "unknown flags 8");
+  expect_corrupt(with(kAlpZstdFlagsOffset, 16), "unknown flags 16");
+  expect_corrupt(with(kAlpZstdFlagsOffset, kRiceSecond),
+                 "second-difference flag without zigzag and placeholder flags");
   expect_corrupt(with(kAlpZstdFlagsOffset, kRiceDelta | kRicePlaceholder),
                  "placeholder flag without a full block of deltas");
   expect_corrupt(with(kAlpZstdFlagsOffset, kRiceZigZag), "zigzag flag without delta flag");
