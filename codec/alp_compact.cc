@@ -51,6 +51,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -85,6 +86,10 @@ constexpr std::uint8_t kPlaceholderFlag = 4;
 // kAlpRice only, with the three flags above: codes 2 .. 1023 are zigzagged second differences
 // (the first delta is a header varint, code 1 a second placeholder 0).
 constexpr std::uint8_t kSecondOrderFlag = 8;
+// Any compact encoding: some values that ALP's multiplications do not give back are their
+// integer divided by 10^(exponent - factor) (a division is correctly rounded, as the parse of the
+// decimal text they came from was), listed after the exceptions (see DividedValue).
+constexpr std::uint8_t kDividedFlag = 16;
 // The largest Rice parameter (ALP integers and their deltas need fewer bits).
 constexpr unsigned kMaxRiceK = 56;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
@@ -143,6 +148,25 @@ Status Corrupt(const char* encoding, const std::string& what) {
   return Status::Corruption(std::string("block (") + encoding + "): " + what);
 }
 
+// A divided exception's value: its integer over 10^decimals, correctly rounded in double (then
+// to T). The parse of a decimal text with at most `decimals` digits after the point is the same
+// correctly rounded quotient, so such values come back bit for bit, which ALP's multiplication
+// by 10^-e (itself rounded) misses for about one value in a hundred.
+template <typename T>
+T DividedValue(std::int64_t integer, unsigned decimals) {
+  return static_cast<T>(static_cast<double>(integer) / AlpConstants<double>::kExp10[decimals]);
+}
+
+// Whether `v` is DividedValue of an integer below 2^53 in magnitude, and which.
+template <typename T>
+bool DividesBack(T v, unsigned decimals, std::int64_t* integer) {
+  const double scaled = static_cast<double>(v) * AlpConstants<double>::kExp10[decimals];
+  if (!(std::fabs(scaled) < 9007199254740992.0)) return false;  // 2^53; NaN too
+  *integer = std::llround(scaled);
+  using Bits = typename AlpConstants<T>::Bits;
+  return std::bit_cast<Bits>(DividedValue<T>(*integer, decimals)) == std::bit_cast<Bits>(v);
+}
+
 // The block's ALP integers in ws.ints, each exception's slot repeating the previous integer (the
 // first good one for slot 0), and the exception positions in ws.positions. The range of ws.ints is
 // that of the good integers, [stats.lo, stats.hi]. False when every value is an exception.
@@ -158,17 +182,36 @@ bool CompactAlpInts(std::span<const T> values, unsigned exponent, unsigned facto
     *stats =
         kernels.alp_encode_float(values.data(), n, exponent, factor, ws.ints, ws.exception_bitmap);
   }
-  if (stats->exceptions == n) return false;
+  ws.divided_count = 0;
+  if (stats->exceptions == 0) return true;
+  // Exceptions whose integer gives them back by division stay in the stream (the range grows to
+  // hold them); the others repeat the previous integer, in order, so after the divided ones.
+  const unsigned decimals = exponent - factor;
   std::size_t exceptions = 0;
-  if (stats->exceptions > 0) {
+  for (std::size_t w = 0; w < (n + 63) / 64; ++w) {
+    for (std::uint64_t bits = ws.exception_bitmap[w]; bits != 0; bits &= bits - 1) {
+      const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+      std::int64_t integer = 0;
+      if (DividesBack(values[i], decimals, &integer)) {
+        ws.divided[ws.divided_count++] = static_cast<std::uint16_t>(i);
+        ws.ints[i] = integer;
+        const bool first = stats->exceptions == n && ws.divided_count == 1;
+        stats->lo = first ? integer : std::min(stats->lo, integer);
+        stats->hi = first ? integer : std::max(stats->hi, integer);
+        ws.exception_bitmap[w] &= ~(std::uint64_t{1} << (i % 64));
+      } else {
+        ws.positions[exceptions++] = static_cast<std::uint16_t>(i);
+      }
+    }
+  }
+  stats->exceptions = exceptions;
+  if (exceptions == n) return false;
+  if (exceptions > 0) {
     std::size_t first_good = 0;
     while ((ws.exception_bitmap[first_good / 64] >> (first_good % 64)) & 1) ++first_good;
-    for (std::size_t w = 0; w < (n + 63) / 64; ++w) {
-      for (std::uint64_t bits = ws.exception_bitmap[w]; bits != 0; bits &= bits - 1) {
-        const std::size_t i = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
-        ws.positions[exceptions++] = static_cast<std::uint16_t>(i);
-        ws.ints[i] = i == 0 ? ws.ints[first_good] : ws.ints[i - 1];
-      }
+    for (std::size_t k = 0; k < exceptions; ++k) {
+      const std::size_t i = ws.positions[k];
+      ws.ints[i] = i == 0 ? ws.ints[first_good] : ws.ints[i - 1];
     }
   }
   return true;
@@ -178,19 +221,27 @@ std::size_t ExceptionBytes(std::size_t exceptions, std::size_t value_bytes) {
   return exceptions * (2 + value_bytes);
 }
 
-// The fixed fields both compact encodings start with.
+// The bytes after a compact block's streams: the exceptions, then (kDividedFlag) the divided
+// exceptions' positions and their u16 count, the block's last two bytes.
+std::size_t TailBytes(std::size_t exceptions, std::size_t divided, std::size_t value_bytes) {
+  return ExceptionBytes(exceptions, value_bytes) + (divided > 0 ? 2 + 2 * divided : 0);
+}
+
+// The fixed fields the compact encodings start with.
 std::uint8_t* WriteCompactHeader(std::uint8_t* p, FloatEncoding encoding, std::size_t n,
                                  unsigned exponent, unsigned factor, bool delta,
-                                 std::size_t exceptions) {
+                                 std::size_t exceptions, const Workspace& ws) {
   WriteBlockHeader(p, encoding, n);
   p[kAlpZstdExponentOffset] = static_cast<std::uint8_t>(exponent);
   p[kAlpZstdFactorOffset] = static_cast<std::uint8_t>(factor);
-  p[kAlpZstdFlagsOffset] = delta ? kDeltaFlag : 0;
+  p[kAlpZstdFlagsOffset] = static_cast<std::uint8_t>((delta ? kDeltaFlag : 0) |
+                                                     (ws.divided_count > 0 ? kDividedFlag : 0));
   StoreLe<std::uint16_t>(p + kAlpZstdExceptionCountOffset, static_cast<std::uint16_t>(exceptions));
   return p + kAlpZstdBaseOffset;
 }
 
-// Exception positions, then their values, at `q`.
+// Exception positions, then their values, then the divided ones and their count, at `q`
+// (TailBytes of them).
 template <typename T>
 void WriteExceptions(std::span<const T> values, const Workspace& ws, std::size_t exceptions,
                      std::uint8_t* q) {
@@ -199,6 +250,12 @@ void WriteExceptions(std::span<const T> values, const Workspace& ws, std::size_t
   for (std::size_t k = 0; k < exceptions; ++k) {
     StoreLe<T>(q + sizeof(T) * k, values[ws.positions[k]]);
   }
+  q += sizeof(T) * exceptions;
+  if (ws.divided_count == 0) return;
+  for (std::size_t k = 0; k < ws.divided_count; ++k) {
+    StoreLe<std::uint16_t>(q + 2 * k, ws.divided[k]);
+  }
+  StoreLe<std::uint16_t>(q + 2 * ws.divided_count, static_cast<std::uint16_t>(ws.divided_count));
 }
 
 struct CompactHeader {
@@ -207,12 +264,14 @@ struct CompactHeader {
   unsigned flags = 0;
   bool delta = false;
   std::size_t exceptions = 0;
+  std::size_t divided = 0;
+  std::size_t tail = 0;  // TailBytes
 };
 
 // Checks the fixed fields both compact encodings start with.
 template <typename T>
 Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
-                         CompactHeader* h, std::uint32_t allowed_flags = kDeltaFlag) {
+                         CompactHeader* h, std::uint32_t allowed_flags = kDeltaFlag | kDividedFlag) {
   h->exponent = src[kAlpZstdExponentOffset];
   h->factor = src[kAlpZstdFactorOffset];
   const unsigned flags = src[kAlpZstdFlagsOffset];
@@ -227,6 +286,20 @@ Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const
     return Corrupt(encoding, "exception count " + N(h->exceptions) + " > count " + N(n));
   }
   h->delta = (flags & kDeltaFlag) != 0;
+  // Every compact header is at least kAlpRadixHeaderBytes long (the caller checked).
+  const std::size_t after_header = src.size() - kAlpRadixHeaderBytes;
+  if ((flags & kDividedFlag) != 0) {
+    if (after_header < 2) return Corrupt(encoding, "no room for the divided values' count");
+    h->divided = LoadLe<std::uint16_t>(src.data() + src.size() - 2);
+    if (h->divided == 0 || h->divided > n) {
+      return Corrupt(encoding, "divided value count " + N(h->divided) + " of " + N(n));
+    }
+  }
+  h->tail = TailBytes(h->exceptions, h->divided, sizeof(T));
+  if (h->tail > after_header) {
+    return Corrupt(encoding, "exceptions of " + N(h->tail) + " bytes in " + N(after_header) +
+                                 " after the header");
+  }
   return Status::OK();
 }
 
@@ -237,11 +310,12 @@ void SumDeltas(std::uint64_t* ints, std::size_t n, std::uint64_t first) {
   simd::ActiveKernels().prefix_sum(ints, n, first);
 }
 
-// The values of ALP integers `ints` (mod 2^64), then the exceptions at `positions`.
+// The values of ALP integers `ints` (mod 2^64), then the exceptions at `positions` (the tail).
 template <typename T>
 Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
                            const std::uint8_t* positions, std::span<T> out,
                            const char* encoding) {
+  static_assert(std::size(AlpConstants<double>::kExp10) > AlpConstants<T>::kMaxExponent);
   const std::size_t n = out.size();
   const simd::Kernels& kernels = simd::ActiveKernels();
   const auto* signed_ints = reinterpret_cast<const std::int64_t*>(ints);
@@ -258,6 +332,16 @@ Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
       return Corrupt(encoding, "exception " + N(k) + " at position " + N(pos) + " >= count " + N(n));
     }
     std::memcpy(dst + pos, exception_values + sizeof(T) * k, sizeof(T));
+  }
+  const std::uint8_t* divided = exception_values + sizeof(T) * h.exceptions;
+  const unsigned decimals = h.exponent - h.factor;
+  for (std::size_t k = 0; k < h.divided; ++k) {
+    const std::size_t pos = LoadLe<std::uint16_t>(divided + 2 * k);
+    if (pos >= n) [[unlikely]] {
+      return Corrupt(encoding, "divided value " + N(k) + " at position " + N(pos) + " >= count " +
+                                   N(n));
+    }
+    dst[pos] = DividedValue<T>(static_cast<std::int64_t>(ints[pos]), decimals);
   }
   return Status::OK();
 }
@@ -290,7 +374,7 @@ std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned
     }
   }
   const std::size_t stream_len = static_cast<std::size_t>(s - stream);
-  const std::size_t tail = ExceptionBytes(exceptions, sizeof(T));
+  const std::size_t tail = TailBytes(exceptions, ws.divided_count, sizeof(T));
   if (out.size() < kAlpZstdHeaderBytes + tail + 1) return 0;
   std::uint8_t* p = out.data();
   const std::size_t room = out.size() - kAlpZstdHeaderBytes - tail;
@@ -300,7 +384,7 @@ std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned
   const std::size_t frame =
       ZSTD_compressCCtx(z.cctx, p + kAlpZstdHeaderBytes, room, stream, stream_len, kZstdLevel);
   if (ZSTD_isError(frame)) return 0;  // does not fit: not smaller than what the caller has
-  WriteCompactHeader(p, FloatEncoding::kAlpZstd, n, exponent, factor, delta, exceptions);
+  WriteCompactHeader(p, FloatEncoding::kAlpZstd, n, exponent, factor, delta, exceptions, ws);
   StoreLe<std::int64_t>(p + kAlpZstdBaseOffset, delta ? ws.ints[0] : stats.lo);
   StoreLe<std::uint32_t>(p + kAlpZstdFrameBytesOffset, static_cast<std::uint32_t>(frame));
   WriteExceptions(values, ws, exceptions, p + kAlpZstdHeaderBytes + frame);
@@ -318,7 +402,7 @@ Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h));
   const auto base = LoadLe<std::uint64_t>(src.data() + kAlpZstdBaseOffset);
   const std::size_t frame = LoadLe<std::uint32_t>(src.data() + kAlpZstdFrameBytesOffset);
-  const std::size_t expected = kAlpZstdHeaderBytes + frame + ExceptionBytes(h.exceptions, sizeof(T));
+  const std::size_t expected = kAlpZstdHeaderBytes + frame + h.tail;
   if (frame > src.size() || expected != src.size()) {
     return Corrupt(kName, "block of " + N(src.size()) + " bytes, layout needs " + N(expected));
   }
@@ -403,11 +487,11 @@ std::size_t EncodeAlpRadix(std::span<const T> values, unsigned exponent, unsigne
   const std::size_t digits = delta ? n - 1 : n;
   const std::size_t packed = delta ? delta_bytes : offset_bytes;
   const std::int64_t base = delta ? dlo : stats.lo;
-  const std::size_t tail = ExceptionBytes(exceptions, sizeof(T));
+  const std::size_t tail = TailBytes(exceptions, ws.divided_count, sizeof(T));
   if (out.size() < kAlpRadixHeaderBytes + 3 * kMaxVarint64Bytes + packed + tail) return 0;
   std::uint8_t* p = out.data();
   std::uint8_t* q =
-      WriteCompactHeader(p, FloatEncoding::kAlpRadix, n, exponent, factor, delta, exceptions);
+      WriteCompactHeader(p, FloatEncoding::kAlpRadix, n, exponent, factor, delta, exceptions, ws);
   if (delta) q = PutVarint(ZigZag(ws.ints[0]), q);
   q = PutVarint(ZigZag(base), q);
   q = PutVarint(range - 1, q);
@@ -442,9 +526,9 @@ Status DecodeAlpRadix(std::span<const std::uint8_t> src, std::span<T> out,
   const std::size_t digits = h.delta ? n - 1 : n;
   const std::size_t packed = RadixPackedBytes(digits, range);
   const std::size_t left = static_cast<std::size_t>(end - p);
-  if (left != packed + ExceptionBytes(h.exceptions, sizeof(T))) {
+  if (left != packed + h.tail) {
     return Corrupt(kName, N(left) + " bytes after the header, layout needs " +
-                              N(packed + ExceptionBytes(h.exceptions, sizeof(T))));
+                              N(packed + h.tail));
   }
   std::uint64_t* ints = ws.bits;
   const std::uint64_t base_value = static_cast<std::uint64_t>(UnZigZag(base));
@@ -508,7 +592,7 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   simd::AlpEncodeStats stats;
   if (!CompactAlpInts(values, exponent, factor, ws, &stats)) return 0;
   const std::size_t exceptions = stats.exceptions;
-  const std::size_t tail = ExceptionBytes(exceptions, sizeof(T));
+  const std::size_t tail = TailBytes(exceptions, ws.divided_count, sizeof(T));
   // The decoder reads the quotients from a copy in ws.packed with 8 bytes of padding: streams
   // past that are refused (they are not smaller than raw anyway).
   const std::size_t fixed = kAlpRiceHeaderBytes + 2 * kMaxVarint64Bytes + 1 + tail;
@@ -577,7 +661,7 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   if (unary_bytes > sizeof ws.packed - 8) return 0;
   std::uint8_t* p = out.data();
   std::uint8_t* q =
-      WriteCompactHeader(p, FloatEncoding::kAlpRice, n, exponent, factor, delta, exceptions);
+      WriteCompactHeader(p, FloatEncoding::kAlpRice, n, exponent, factor, delta, exceptions, ws);
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
   if (placeholder) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
@@ -620,7 +704,7 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   CompactHeader h;
   INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h,
                                               kDeltaFlag | kZigZagFlag | kPlaceholderFlag |
-                                                  kSecondOrderFlag));
+                                                  kSecondOrderFlag | kDividedFlag));
   const bool zigzagged = (h.flags & kZigZagFlag) != 0;
   if (zigzagged && !h.delta) return Corrupt(kName, "zigzag flag without delta flag");
   const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
@@ -642,7 +726,7 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   if (p == end) return Corrupt(kName, "no Rice parameter");
   const unsigned k = *p++;
   if (k > kMaxRiceK) return Corrupt(kName, "Rice parameter " + N(k) + " > " + N(kMaxRiceK));
-  const std::size_t tail = ExceptionBytes(h.exceptions, sizeof(T));
+  const std::size_t tail = h.tail;
   const std::size_t count = h.delta && !placeholder ? n - 1 : n;
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
   if (static_cast<std::size_t>(end - p) < low_bytes + tail) {

@@ -29,6 +29,9 @@ class Workspace {
   alignas(64) std::uint64_t bits[kLanes];
   alignas(64) std::uint16_t positions[kLanes];
   alignas(64) std::uint16_t lefts[kLanes];
+  // The compact ALP encodings' exceptions that decode by division (codec/alp_compact.cc).
+  alignas(64) std::uint16_t divided[kLanes];
+  std::size_t divided_count = 0;
   // Packed words for the FFOR kernels (one spare word for the short-block stream).
   alignas(64) std::uint64_t packed[kLanes + 8];
   // One bit per value: the ALP exceptions of the current block.

@@ -28,6 +28,12 @@ constexpr std::uint8_t kRiceDelta = 1;
 constexpr std::uint8_t kRiceZigZag = 2;
 constexpr std::uint8_t kRicePlaceholder = 4;
 constexpr std::uint8_t kRiceSecond = 8;
+constexpr std::uint8_t kDivided = 16;
+
+// The flags byte without kDivided (which any block with such exceptions has).
+int StreamFlags(const std::vector<std::uint8_t>& block) {
+  return block[kAlpZstdFlagsOffset] & ~kDivided;
+}
 
 EncodeResult EncodeRice(const std::vector<double>& v, Workspace& ws, std::vector<std::uint8_t>& buf) {
   buf.assign(MaxEncodedFloatBytes(v.size(), 8), 0);
@@ -64,7 +70,7 @@ TEST(AlpRice, SortedGapsTakeTheirEntropyNotTheLargestGap) {
   std::vector<std::uint8_t> rice, alp(MaxEncodedFloatBytes(v.size(), 8));
   const EncodeResult r = EncodeRice(v, *ws, rice);
   ASSERT_EQ(r.encoding, FloatEncoding::kAlpRice);
-  EXPECT_EQ(rice[kAlpZstdFlagsOffset], kRiceDelta);  // deltas above the smallest
+  EXPECT_EQ(StreamFlags(rice), kRiceDelta);  // deltas above the smallest
   SeriesHint hint;
   const EncodeResult packed = EncodeDoublesAs(FloatEncoding::kAlpDelta, v, hint, *ws, alp);
   ASSERT_EQ(packed.encoding, FloatEncoding::kAlpDelta);
@@ -118,7 +124,7 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
     if (n >= 63) {
       EXPECT_EQ(r.encoding, FloatEncoding::kAlpRice) << n;
       // Only a full block of deltas takes the placeholder code (and FFOR's interleaved layout).
-      EXPECT_EQ(block[kAlpZstdFlagsOffset], n == 1024 ? kRiceDelta | kRicePlaceholder : kRiceDelta);
+      EXPECT_EQ(StreamFlags(block), n == 1024 ? kRiceDelta | kRicePlaceholder : kRiceDelta);
     }
     ExpectRoundTrip(v, block, *ws);
   }
@@ -149,7 +155,7 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
   }
   std::vector<std::uint8_t> block;
   ASSERT_EQ(EncodeRice(v, *ws, block).encoding, FloatEncoding::kAlpRice);
-  EXPECT_EQ(block[kAlpZstdFlagsOffset], kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
+  EXPECT_EQ(StreamFlags(block), kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
   // The deltas of the thousandths as Rice codes with their best parameter: what the block would
   // take without second differences (exceptions and header left out).
   std::size_t first_order_bits = SIZE_MAX;
@@ -168,7 +174,7 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
   v[511] = 1e300;
   v[1023] = -0.0;
   ASSERT_EQ(EncodeRice(v, *ws, block).encoding, FloatEncoding::kAlpRice);
-  EXPECT_EQ(block[kAlpZstdFlagsOffset], kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
+  EXPECT_EQ(StreamFlags(block), kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
   ExpectRoundTrip(v, block, *ws);
   std::vector<double> back(v.size());
   for (std::size_t len = 0; len < block.size(); ++len) {
@@ -215,14 +221,14 @@ TEST(AlpRice, CorruptBlocksNameTheField) {
   const auto v = SortedCoordinates(100, 3);
   std::vector<std::uint8_t> good;
   ASSERT_EQ(EncodeRice(v, *ws, good).encoding, FloatEncoding::kAlpRice);
-  ASSERT_EQ(good[kAlpZstdFlagsOffset], kRiceDelta);
+  ASSERT_EQ(good[kAlpZstdFlagsOffset] & ~kDivided, kRiceDelta);
   std::vector<double> back(v.size());
   auto expect_corrupt = [&](const std::vector<std::uint8_t>& block, const std::string& needle) {
     ExpectCorruptNaming(block, back.size(), *ws, needle);
   };
   auto with = [&](std::size_t offset, std::uint8_t byte) { return WithByte(good, offset, byte); };
   expect_corrupt(with(kAlpZstdExponentOffset, 40), "exponent 40");
-  expect_corrupt(with(kAlpZstdFlagsOffset, 16), "unknown flags 16");
+  expect_corrupt(with(kAlpZstdFlagsOffset, 32), "unknown flags 32");
   expect_corrupt(with(kAlpZstdFlagsOffset, kRiceSecond),
                  "second-difference flag without zigzag and placeholder flags");
   expect_corrupt(with(kAlpZstdFlagsOffset, kRiceDelta | kRicePlaceholder),
