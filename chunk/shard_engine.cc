@@ -432,11 +432,38 @@ Status ShardEngine::PersistHeads() {
   return PersistHeadsLocked();
 }
 
-Status ShardEngine::PersistHeadsLocked() {
+std::size_t ShardEngine::EncodeHeadLocked(SeriesId sid, HeadBuffer& head, SealFor purpose,
+                                          Status* st) {
+  // A copy of the hint: a partial buffer should not steer the next real chunk's encoding.
+  // The series' own hint is saved after the chunk, for the next chunk after a restart.
+  codec::SeriesHint hint = head.hint();
+  std::span<const std::int64_t> ts = head.ts();
+  std::span<const std::uint64_t> bits = head.values_bits();
+  if (head.frozen()) {
+    const std::size_t n = head.size();
+    persist_ts_.resize(n);
+    persist_bits_.resize(n);
+    const Status materialized = head.Materialize(*ws_, persist_ts_, persist_bits_);
+    if (!materialized.ok()) {
+      *st = materialized.WithContext("series " + std::to_string(sid));
+      return 0;
+    }
+    ts = persist_ts_;
+    bits = persist_bits_;
+  }
+  const std::size_t chunk_bytes =
+      SealChunk(head.type(), ts, bits, hint, *ws_, seal_buffer_, nullptr, purpose);
+  return AppendHeadHint(head.hint(), chunk_bytes, seal_buffer_);
+}
+
+Status ShardEngine::PersistHeadsLocked(std::size_t compact_budget, std::size_t* compacted) {
   // The WAL segments about to be deleted may hold definitions of series that are not yet in the
   // index's column family.
   INGOT_RETURN_IF_ERROR(index_.FlushDefinitions(/*sync=*/true));
   rocksdb::WriteBatch batch;
+  std::size_t rewritten = 0;
+  // Slots whose compact checkpoint is in `batch`: marked once it is written.
+  std::vector<Slot*> made_compact;
   {
     MutexLock lock(heads_mu_);
     // Late buffers become late chunks; the synced write below makes them durable with the heads.
@@ -446,7 +473,8 @@ Status ShardEngine::PersistHeadsLocked() {
       heads_mu_.AssertHeld();  // held around the loop (the analysis does not
                                // enter lambdas)
       HeadBuffer& head = slot.head;
-      if (!slot.dirty) {
+      const bool idle = !slot.dirty && !head.empty() && !slot.compact;
+      if (!slot.dirty && !(idle && rewritten < compact_budget)) {
         head.ReleaseMemoryIfEmpty();
         return;
       }
@@ -454,30 +482,18 @@ Status ShardEngine::PersistHeadsLocked() {
       if (head.empty()) {
         batch.Delete(store_.meta_cf(), key.slice());
       } else {
-        // A copy of the hint: a partial buffer should not steer the next real chunk's encoding.
-        // The series' own hint is saved after the chunk, for the next chunk after a restart.
-        codec::SeriesHint hint = head.hint();
-        std::span<const std::int64_t> ts = head.ts();
-        std::span<const std::uint64_t> bits = head.values_bits();
-        if (head.frozen()) {
-          const std::size_t n = head.size();
-          persist_ts_.resize(n);
-          persist_bits_.resize(n);
-          const Status st = head.Materialize(*ws_, persist_ts_, persist_bits_);
-          if (!st.ok()) {
-            failed = st.WithContext("series " + std::to_string(sid));
-            return;
-          }
-          ts = persist_ts_;
-          bits = persist_bits_;
-        }
-        const std::size_t chunk_bytes =
-            SealChunk(head.type(), ts, bits, hint, *ws_, seal_buffer_, nullptr, SealFor::kHead);
-        const std::size_t bytes = AppendHeadHint(head.hint(), chunk_bytes, seal_buffer_);
+        const std::size_t bytes =
+            EncodeHeadLocked(sid, head, idle ? SealFor::kCompact : SealFor::kHead, &failed);
+        if (bytes == 0) return;
         batch.Put(store_.meta_cf(), key.slice(),
                   rocksdb::Slice(reinterpret_cast<const char*>(seal_buffer_.data()), bytes));
       }
+      if (idle) {
+        ++rewritten;
+        made_compact.push_back(&slot);
+      }
       slot.dirty = false;
+      slot.compact = false;
     });
     if (!failed.ok()) return failed;
   }
@@ -496,7 +512,20 @@ Status ShardEngine::PersistHeadsLocked() {
                              failed_.ToString());
     return failed_;
   }
+  {
+    // Slots live in pages that never move, and write_mu_ (held) keeps points from arriving: a
+    // slot in the list is still unchanged since its compact encoding.
+    MutexLock lock(heads_mu_);
+    for (Slot* slot : made_compact) slot->compact = !slot->dirty;
+  }
+  if (compacted != nullptr) *compacted = rewritten;
   return Status::OK();
+}
+
+Status ShardEngine::CompactHeads(std::size_t* heads) {
+  MutexLock lock(write_mu_);
+  INGOT_RETURN_IF_ERROR(PersistHeadsLocked(0));
+  return PersistHeadsLocked(SIZE_MAX, heads);
 }
 
 bool ShardEngine::failed() const {

@@ -500,6 +500,17 @@ Status Storage::Checkpoint() {
   return Status::OK();
 }
 
+Status Storage::CompactHeads(std::size_t* heads) {
+  std::size_t total = 0;
+  for (auto& shard : shards_) {
+    std::size_t n = 0;
+    INGOT_RETURN_IF_ERROR(shard->CompactHeads(&n));
+    total += n;
+  }
+  if (heads != nullptr) *heads = total;
+  return Status::OK();
+}
+
 Status Storage::Close() {
   if (closed_) return Status::OK();
   closed_ = true;

@@ -197,6 +197,10 @@ class Storage {
 
   // Checkpoints every shard now.
   Status Checkpoint();
+  // Checkpoints every shard, then rewrites every head whose checkpoint is not yet compact with the
+  // compact encodings (checkpoints do this on their own for heads left unchanged, a bounded
+  // number at a time). *heads: how many were rewritten.
+  Status CompactHeads(std::size_t* heads = nullptr);
 
   // Stops the background thread, persists every head buffer, closes the WALs (deleting them
   // when everything is in RocksDB) and closes RocksDB. Idempotent.

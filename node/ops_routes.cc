@@ -102,6 +102,8 @@ void ForceMerge(Storage& storage, HttpReply& reply) {
   // Groups first, so that the compactions that follow rewrite each group's blocks compactly.
   if (st.ok()) st = storage.GroupChunks(&groups);
   if (st.ok()) st = storage.chunks().CompactChunks();
+  std::size_t heads = 0;
+  if (st.ok()) st = storage.CompactHeads(&heads);
   if (!st.ok()) {
     ErrorReply(reply, http::status::internal_server_error, "internal", st.ToString());
     return;
@@ -112,7 +114,8 @@ void ForceMerge(Storage& storage, HttpReply& reply) {
                ",\"chunks_read\":" + std::to_string(stats.chunks_read) +
                ",\"chunks_written\":" + std::to_string(stats.chunks_written) +
                ",\"chunks_grouped\":" + std::to_string(groups.chunks_grouped) +
-               ",\"groups_written\":" + std::to_string(groups.groups_written) + "}}\n");
+               ",\"groups_written\":" + std::to_string(groups.groups_written) +
+               ",\"heads_compacted\":" + std::to_string(heads) + "}}\n");
 }
 constexpr int kMaxProfileSeconds = 300;
 

@@ -2,7 +2,8 @@
 //
 //   GET  /metrics                       Prometheus text exposition of the node's metrics
 //   GET  /health                        liveness
-//   POST /internal/force_merge          merge late chunks and compact the chunk families now
+//   POST /internal/force_merge          merge late chunks, compact the chunk families and the
+//                                       checkpointed heads now
 //   GET  /debug/pprof/profile?seconds=N gperftools CPU profile of the next N seconds
 //
 // Profiles are written to `<data_dir>/profiles/` (created 0700) under an unpredictable name

@@ -265,6 +265,42 @@ TEST_F(StorageTest, LateMaxAgeRefusesOlderLatePointsOnly) {
   EXPECT_EQ(Metrics().points_rejected_too_old->Value() - counted_before, 2u);
 }
 
+// A head left unchanged is rewritten with the compact encodings: by the checkpoint after the one
+// that wrote it, or by CompactHeads (force_merge) at once; once only, until it changes. The
+// points come back after a restart either way.
+TEST_F(StorageTest, UnchangedHeadsAreCheckpointedCompactly) {
+  Open();
+  const SeriesId a = Series("idle_a");
+  const SeriesId b = Series("idle_b");
+  Model model;
+  for (SeriesId sid : {a, b}) {
+    std::vector<std::pair<std::int64_t, double>> pts;
+    for (int i = 0; i < 700; ++i) {
+      const double v = static_cast<double>((i * 37) % 11) / 4;  // few distinct values
+      pts.emplace_back(i * 10, v);
+      model[sid][i * 10] = v;
+    }
+    EXPECT_EQ(Write(sid, pts).accepted, pts.size());
+  }
+  ASSERT_TRUE(storage_->Checkpoint().ok());  // writes both heads as they changed
+  std::size_t heads = 99;
+  ASSERT_TRUE(storage_->CompactHeads(&heads).ok());
+  EXPECT_EQ(heads, 2u);
+  ASSERT_TRUE(storage_->CompactHeads(&heads).ok());
+  EXPECT_EQ(heads, 0u) << "already compact";
+  ExpectAllRanges(model);
+  // A changed head is checkpointed as usual, then compacted by the next checkpoint that finds it
+  // unchanged.
+  EXPECT_EQ(Write(a, {{7000, 1.5}}).accepted, 1u);
+  model[a][7000] = 1.5;
+  ASSERT_TRUE(storage_->Checkpoint().ok());
+  ASSERT_TRUE(storage_->Checkpoint().ok());
+  ASSERT_TRUE(storage_->CompactHeads(&heads).ok());
+  EXPECT_EQ(heads, 0u) << "the second checkpoint compacted it";
+  Reopen();
+  ExpectAllRanges(model);
+}
+
 TEST_F(StorageTest, RandomOrderWritesMatchALastWriteWinsModel) {
   options_.late_buffer_points = 1024;  // small buffers: many late chunks, overlapping each other
   options_.group_chunks = false;       // the merge's own chunks are checked below
