@@ -302,25 +302,109 @@ void ComputeShape(std::int64_t intervals, std::int64_t sampled_ns, std::int64_t 
   s->zero_bound = s->to_start / sampled * 1.001;
 }
 
+// A window's edges found by walking: lo, the first sample after the window's start, and hi, the
+// first after its end, both only move forward (steps in time order).
+class WalkedEdges {
+ public:
+  WalkedEdges(std::span<const std::int64_t> ts, std::int64_t range_ns)
+      : t_(ts.data()), n_(ts.size()), range_ns_(range_ns) {}
+  void Next(std::int64_t end, std::size_t* lo, std::size_t* hi) {
+    const std::int64_t start = end - range_ns_;
+    while (hi_ < n_ && t_[hi_] <= end) ++hi_;
+    while (lo_ < hi_ && t_[lo_] <= start) ++lo_;
+    *lo = lo_;
+    *hi = hi_;
+  }
+
+ private:
+  const std::int64_t* t_;
+  std::size_t n_;
+  std::int64_t range_ns_;
+  std::size_t lo_ = 0, hi_ = 0;
+};
+
+// The same edges computed, for samples at one interval I and steps at one interval S: sample j is
+// at t0 + j * I, so the samples up to time x are floor((x - t0) / I) + 1 of them (clamped to
+// 0..n), and that quotient moves by S / I per step, plus one when the remainder carries. No
+// search and no branch on the data: the walk's two loops were the top of a range query's rates.
+class GridEdges {
+ public:
+  // False when the edges cannot be computed so: fewer than two steps, steps or samples not at
+  // one positive interval, or a distance from the first sample that int64 does not hold.
+  static bool Applies(std::span<const std::int64_t> ts, std::span<const std::int64_t> ends,
+                      std::int64_t range_ns) {
+    if (ends.size() < 2 || ts.size() < 2) return false;
+    const std::int64_t interval = ts[1] - ts[0], step = ends[1] - ends[0];
+    if (interval <= 0 || step <= 0 || !OnOneInterval(ends)) return false;
+    std::int64_t first = 0, last = 0;
+    return !__builtin_sub_overflow(ends.front() - range_ns, ts[0], &first) &&
+           !__builtin_sub_overflow(ends.back(), ts[0], &last);
+  }
+  // The edges of the windows from step `from` on.
+  GridEdges(std::span<const std::int64_t> ts, std::span<const std::int64_t> ends,
+            std::int64_t range_ns, std::size_t from = 0)
+      : interval_(ts[1] - ts[0]),
+        n_(static_cast<std::int64_t>(ts.size())),
+        step_q_((ends[1] - ends[0]) / interval_),
+        step_r_((ends[1] - ends[0]) % interval_) {
+    Split(ends[from] - ts[0], &end_q_, &end_r_);
+    Split(ends[from] - range_ns - ts[0], &start_q_, &start_r_);
+  }
+  // With steps a whole number of intervals apart, every edge moves by that number, `stride`.
+  bool Strided(std::int64_t* stride) const {
+    *stride = step_q_;
+    return step_r_ == 0;
+  }
+  // The unclamped index of the last sample at or before the step's end (-1: none), and before
+  // or at its start.
+  std::int64_t LastAtEnd() const { return end_q_; }
+  std::int64_t LastAtStart() const { return start_q_; }
+  void Next(std::int64_t /*end*/, std::size_t* lo, std::size_t* hi) {
+    *hi = static_cast<std::size_t>(std::clamp<std::int64_t>(end_q_ + 1, 0, n_));
+    *lo = static_cast<std::size_t>(std::clamp<std::int64_t>(start_q_ + 1, 0, n_));
+    Advance(&end_q_, &end_r_);
+    Advance(&start_q_, &start_r_);
+  }
+
+ private:
+  // Floor division by the interval: remainder in [0, interval).
+  void Split(std::int64_t distance, std::int64_t* q, std::int64_t* r) const {
+    *q = distance / interval_;
+    *r = distance % interval_;
+    if (*r < 0) {
+      *r += interval_;
+      --*q;
+    }
+  }
+  void Advance(std::int64_t* q, std::int64_t* r) const {
+    *r += step_r_;
+    const std::int64_t carry = *r >= interval_ ? 1 : 0;
+    *r -= carry * interval_;
+    *q += step_q_ + carry;
+  }
+  std::int64_t interval_, n_, step_q_, step_r_;
+  std::int64_t end_q_ = 0, end_r_ = 0, start_q_ = 0, start_r_ = 0;
+};
+
 // Passes one and two in one, for samples on one interval (the fast path's conditions hold too):
 // the windows' shapes repeat (a 5 min window over 30 s samples holds 10 of them, at the same
 // offsets from its edges, step after step), so each window looks its shape up against the last
 // one's and only the change and a counter's zero point are its own. No column is written. The
 // results are pass two's bit for bit: a shape is computed by the same operations.
-template <bool kCounter, bool kRate, bool kResets>
+// Steps [from, to) only, with `edges` at step `from`.
+template <bool kCounter, bool kRate, bool kResets, class Edges>
 void RegularWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
                     std::span<const std::int64_t> ends, std::int64_t range_ns,
-                    std::span<const std::uint32_t> reset_at, double window, double* out,
-                    std::uint8_t* present) {
+                    std::span<const std::uint32_t> reset_at, double window, Edges edges,
+                    std::size_t from, std::size_t to, double* out, std::uint8_t* present) {
   const std::int64_t* t = ts.data();
   const double* v = vs.data();
-  const std::size_t n = ts.size();
   WindowShape shape;
-  std::size_t lo = 0, hi = 0, next_reset = 0;
-  for (std::size_t i = 0; i < ends.size(); ++i) {
+  std::size_t next_reset = 0;
+  for (std::size_t i = from; i < to; ++i) {
     const std::int64_t end = ends[i], start = end - range_ns;
-    while (hi < n && t[hi] <= end) ++hi;
-    while (lo < hi && t[lo] <= start) ++lo;
+    std::size_t lo = 0, hi = 0;
+    edges.Next(end, &lo, &hi);
     if constexpr (kResets) {
       while (next_reset < reset_at.size() && reset_at[next_reset] <= lo) ++next_reset;
     }
@@ -354,6 +438,120 @@ void RegularWindows(std::span<const std::int64_t> ts, std::span<const double> vs
     out[i] = result * factor;
     present[i] = 1;
   }
+}
+
+template <bool kCounter, bool kRate, class Edges>
+void RegularWindowsOf(std::span<const std::int64_t> ts, std::span<const double> vs,
+                      std::span<const std::int64_t> ends, std::int64_t range_ns,
+                      std::span<const std::uint32_t> reset_at, double window, Edges edges,
+                      std::size_t from, std::size_t to, double* out, std::uint8_t* present) {
+  if (reset_at.empty()) {
+    RegularWindows<kCounter, kRate, false>(ts, vs, ends, range_ns, reset_at, window, edges, from,
+                                           to, out, present);
+  } else {
+    RegularWindows<kCounter, kRate, true>(ts, vs, ends, range_ns, reset_at, window, edges, from,
+                                          to, out, present);
+  }
+}
+
+// The windows of one stride block: the change times the shared factor, and whether any of them
+// needs more (a counter's zero point may fall inside it). A loop without branches.
+template <bool kCounter>
+[[gnu::always_inline]] inline bool StrideBlockAs(const double* __restrict first_at,
+                                                 const double* __restrict last_at,
+                                                 std::size_t stride, std::size_t count,
+                                                 const WindowShape& shape,
+                                                 double* __restrict out,
+                                                 std::uint8_t* __restrict present) {
+  bool more = false;
+  for (std::size_t j = 0; j < count; ++j) {
+    const double first = first_at[j * stride], result = last_at[j * stride] - first;
+    if constexpr (kCounter) {
+      more |= (result > 0) & (first >= 0) & !(first > result * shape.zero_bound);
+    }
+    out[j] = result * shape.factor;
+    present[j] = 1;
+  }
+  return more;
+}
+template <bool kCounter>
+[[gnu::target("avx2")]] bool StrideBlockAvx2(const double* first_at, const double* last_at,
+                                             std::size_t stride, std::size_t count,
+                                             const WindowShape& shape, double* out,
+                                             std::uint8_t* present) {
+  return StrideBlockAs<kCounter>(first_at, last_at, stride, count, shape, out, present);
+}
+template <bool kCounter>
+bool StrideBlockBaseline(const double* first_at, const double* last_at, std::size_t stride,
+                         std::size_t count, const WindowShape& shape, double* out,
+                         std::uint8_t* present) {
+  return StrideBlockAs<kCounter>(first_at, last_at, stride, count, shape, out, present);
+}
+
+// Samples and steps on one grid, steps a whole number `stride` of intervals apart (a dashboard's
+// 60 s steps over 30 s samples): every window that the samples cover at both edges has the same
+// shape, and its edges are stride samples after the previous window's. Those windows take a
+// branch-free loop over the values, in blocks of kStrideBlock; a block that holds a counter
+// reset or a possible zero point, and the windows at the ends of the data, take RegularWindows.
+// The results are RegularWindows' bit for bit (the same operations on the same shape).
+template <bool kCounter, bool kRate>
+void StridedWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
+                    std::span<const std::int64_t> ends, std::int64_t range_ns,
+                    std::span<const std::uint32_t> reset_at, double window, double* out,
+                    std::uint8_t* present) {
+  constexpr std::size_t kStrideBlock = 64;
+  const std::size_t steps = ends.size();
+  const GridEdges edges(ts, ends, range_ns);
+  std::int64_t stride = 0;
+  edges.Strided(&stride);
+  const auto n = static_cast<std::int64_t>(ts.size());
+  // Window i holds samples [first0 + i * stride, last0 + i * stride]; whole when first0 + i *
+  // stride >= 0 and last0 + i * stride < n.
+  const std::int64_t first0 = edges.LastAtStart() + 1, last0 = edges.LastAtEnd();
+  std::size_t begin = steps, end = steps;  // the whole windows
+  if (last0 - first0 >= 1 && stride > 0) {
+    const std::int64_t lo = first0 >= 0 ? 0 : (-first0 + stride - 1) / stride;
+    const std::int64_t hi = last0 >= n ? 0 : (n - 1 - last0) / stride + 1;
+    begin = static_cast<std::size_t>(std::min<std::int64_t>(lo, static_cast<std::int64_t>(steps)));
+    end = static_cast<std::size_t>(std::clamp<std::int64_t>(hi, static_cast<std::int64_t>(begin),
+                                                            static_cast<std::int64_t>(steps)));
+  }
+  auto regular = [&](std::size_t from, std::size_t to) {
+    if (from < to) {
+      RegularWindowsOf<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window,
+                                        GridEdges(ts, ends, range_ns, from), from, to, out,
+                                        present);
+    }
+  };
+  regular(0, begin);
+  if (begin < end) {
+    const auto s = static_cast<std::size_t>(stride);
+    const std::size_t a = static_cast<std::size_t>(first0) + begin * s, last = a +
+        static_cast<std::size_t>(last0 - first0);
+    WindowShape shape;
+    const std::int64_t start_ns = ends[begin] - range_ns;
+    ComputeShape<kRate>(static_cast<std::int64_t>(last - a), ts[last] - ts[a], ts[a] - start_ns,
+                        ends[begin] - ts[last], window, &shape);
+    std::size_t next_reset = 0;
+    for (std::size_t from = begin; from < end; from += kStrideBlock) {
+      const std::size_t count = std::min(kStrideBlock, end - from);
+      const std::size_t block_a = a + (from - begin) * s;
+      const std::size_t block_last = block_a + (last - a) + (count - 1) * s;
+      // A reset inside a window of the block: after its first sample, up to its last.
+      while (next_reset < reset_at.size() && reset_at[next_reset] <= block_a) ++next_reset;
+      bool more = next_reset < reset_at.size() && reset_at[next_reset] <= block_last;
+      if (!more) {
+        const double* first_at = vs.data() + block_a;
+        const double* last_at = first_at + (last - a);
+        more = HasAvx2() ? StrideBlockAvx2<kCounter>(first_at, last_at, s, count, shape,
+                                                     out + from, present + from)
+                         : StrideBlockBaseline<kCounter>(first_at, last_at, s, count, shape,
+                                                         out + from, present + from);
+      }
+      if (more) regular(from, from + count);
+    }
+  }
+  regular(end, steps);
 }
 
 template <bool kCounter, bool kRate>
@@ -415,12 +613,15 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   }
   const double window0 = DurationSeconds(range_ns);
   if (exact && whole && ascending && OnOneInterval(ts)) {
-    if (reset_at.empty()) {
-      RegularWindows<kCounter, kRate, false>(ts, vs, ends, range_ns, reset_at, window0, out,
-                                             present);
+    std::int64_t stride = 0;
+    if (!GridEdges::Applies(ts, ends, range_ns)) {
+      RegularWindowsOf<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0,
+                                        WalkedEdges(ts, range_ns), 0, steps, out, present);
+    } else if (GridEdges(ts, ends, range_ns).Strided(&stride)) {
+      StridedWindows<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0, out, present);
     } else {
-      RegularWindows<kCounter, kRate, true>(ts, vs, ends, range_ns, reset_at, window0, out,
-                                            present);
+      RegularWindowsOf<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0,
+                                        GridEdges(ts, ends, range_ns), 0, steps, out, present);
     }
     return;
   }

@@ -852,11 +852,13 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
   // resets in the series; shuffled ends take the general loop. On the grid, 20 s steps and a
   // 100 s range put both edges of every window exactly on sample times (the dashboards' case:
   // the sample at the start is out, the one at the end in); 37 s steps and a 95 s range put
-  // them between samples.
-  enum class Times { kWholeMs, kSubMs, kGridOnSamples, kGridBetween };
-  for (const Times times :
-       {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples, Times::kGridBetween}) {
-    const bool grid = times == Times::kGridOnSamples || times == Times::kGridBetween;
+  // them between samples; the same grid across the epoch has negative sample times and window
+  // edges.
+  enum class Times { kWholeMs, kSubMs, kGridOnSamples, kGridBetween, kGridAcrossEpoch };
+  for (const Times times : {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples,
+                            Times::kGridBetween, Times::kGridAcrossEpoch}) {
+    const bool grid = times == Times::kGridOnSamples || times == Times::kGridBetween ||
+                      times == Times::kGridAcrossEpoch;
     for (const bool shuffled : {false, true}) {
       for (const bool resets : {true, false}) {
         for (const std::string_view name : {"rate", "increase", "delta"}) {
@@ -865,7 +867,8 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
           ASSERT_NE(batch, nullptr) << name;
           std::vector<std::int64_t> ts;
           std::vector<double> vs;
-          std::int64_t t = 1'704'067'200 * kSecond;
+          std::int64_t t = times == Times::kGridAcrossEpoch ? -15'003 * kSecond
+                                                            : 1'704'067'200 * kSecond;
           double v = 0;
           for (int k = 0; k < 3000; ++k) {
             t += 10 * kSecond;
@@ -875,15 +878,25 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
             v = r < 3 && resets ? static_cast<double>(rng() % 10)
                                 : v + static_cast<double>(r % 7) * 0.25;
             if (r == 50 && resets) v = -v;  // negative values for delta's sake
+            // A counter from zero: the first whole window's rate stops at its zero point.
+            if (k == 0 && times == Times::kGridAcrossEpoch) v = 0;
             ts.push_back(t);
             vs.push_back(v);
           }
           const bool on_samples = times == Times::kGridOnSamples;
           const std::int64_t range = (on_samples ? 100 : 95) * kSecond;
-          const std::int64_t step = (on_samples ? 20 : 37) * kSecond;
+          // Steps a whole number of samples apart (20 s, 30 s) take the strided loop.
+          const std::int64_t step = (on_samples                           ? 20
+                                     : times == Times::kGridAcrossEpoch ? 30
+                                                                        : 37) *
+                                    kSecond;
           std::vector<std::int64_t> ends;
-          for (std::int64_t end = ts.front() - 60 * kSecond; end < ts.back() + 60 * kSecond;
-               end += step) {
+          // Across the epoch the first window starts 3 s before the first sample: its
+          // position rounds down to the sample before it, which does not exist.
+          const std::int64_t first_end = times == Times::kGridAcrossEpoch
+                                             ? ts.front() + range - 3 * kSecond
+                                             : ts.front() - 60 * kSecond;
+          for (std::int64_t end = first_end; end < ts.back() + 60 * kSecond; end += step) {
             ends.push_back(end);
           }
           if (shuffled) std::shuffle(ends.begin(), ends.end(), rng);
