@@ -104,10 +104,13 @@ Status DecodeTimestamps(std::span<const std::uint8_t> chunk, std::span<std::int6
   if (h->ts_encoding == kTimestampEncodingRegular) {
     // ParseChunkHeader checked that the step divides the range: the timestamps are strictly
     // increasing and end at max by construction.
+    // A running sum, which vectorizes as additions (i * step would need 64-bit multiplies,
+    // which the baseline's SSE2 lacks: the loop ran scalar, 6% of a day-long range query).
     const std::uint64_t step = RegularStep(*h);
-    const auto first = static_cast<std::uint64_t>(h->min_ts_ns);
+    auto t = static_cast<std::uint64_t>(h->min_ts_ns);
     for (std::size_t i = 0; i < ts.size(); ++i) {
-      ts[i] = static_cast<std::int64_t>(first + i * step);
+      ts[i] = static_cast<std::int64_t>(t);
+      t += step;
     }
     return Status::OK();
   }

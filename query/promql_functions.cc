@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <numbers>
 
@@ -455,37 +456,47 @@ void RegularWindowsOf(std::span<const std::int64_t> ts, std::span<const double> 
 }
 
 // The windows of one stride block: the change times the shared factor, and whether any of them
-// needs more (a counter's zero point may fall inside it). A loop without branches.
-template <bool kCounter>
+// needs more (a counter's zero point may fall inside it). A loop without branches, which
+// vectorizes when the stride is a constant (kStride; 0: the stride argument).
+template <bool kCounter, std::size_t kStride>
 [[gnu::always_inline]] inline bool StrideBlockAs(const double* __restrict first_at,
                                                  const double* __restrict last_at,
                                                  std::size_t stride, std::size_t count,
                                                  const WindowShape& shape,
                                                  double* __restrict out,
                                                  std::uint8_t* __restrict present) {
-  bool more = false;
+  if constexpr (kStride != 0) stride = kStride;
+  const double factor = shape.factor, zero_bound = shape.zero_bound;
+  std::int64_t more = 0;  // an OR of all-ones lanes: the form GCC vectorizes
   for (std::size_t j = 0; j < count; ++j) {
     const double first = first_at[j * stride], result = last_at[j * stride] - first;
     if constexpr (kCounter) {
-      more |= (result > 0) & (first >= 0) & !(first > result * shape.zero_bound);
+      more |= result > 0 && first >= 0 && !(first > result * zero_bound) ? -1 : 0;
     }
-    out[j] = result * shape.factor;
-    present[j] = 1;
+    out[j] = result * factor;
   }
-  return more;
+  std::memset(present, 1, count);
+  return more != 0;
 }
 template <bool kCounter>
 [[gnu::target("avx2")]] bool StrideBlockAvx2(const double* first_at, const double* last_at,
                                              std::size_t stride, std::size_t count,
                                              const WindowShape& shape, double* out,
                                              std::uint8_t* present) {
-  return StrideBlockAs<kCounter>(first_at, last_at, stride, count, shape, out, present);
+  switch (stride) {
+    case 1:
+      return StrideBlockAs<kCounter, 1>(first_at, last_at, 1, count, shape, out, present);
+    case 2:
+      return StrideBlockAs<kCounter, 2>(first_at, last_at, 2, count, shape, out, present);
+    default:
+      return StrideBlockAs<kCounter, 0>(first_at, last_at, stride, count, shape, out, present);
+  }
 }
 template <bool kCounter>
 bool StrideBlockBaseline(const double* first_at, const double* last_at, std::size_t stride,
                          std::size_t count, const WindowShape& shape, double* out,
                          std::uint8_t* present) {
-  return StrideBlockAs<kCounter>(first_at, last_at, stride, count, shape, out, present);
+  return StrideBlockAs<kCounter, 0>(first_at, last_at, stride, count, shape, out, present);
 }
 
 // Samples and steps on one grid, steps a whole number `stride` of intervals apart (a dashboard's

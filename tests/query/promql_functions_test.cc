@@ -854,11 +854,18 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
   // the sample at the start is out, the one at the end in); 37 s steps and a 95 s range put
   // them between samples; the same grid across the epoch has negative sample times and window
   // edges.
-  enum class Times { kWholeMs, kSubMs, kGridOnSamples, kGridBetween, kGridAcrossEpoch };
+  // A step per sample is the strided loop's other constant stride.
+  enum class Times {
+    kWholeMs,
+    kSubMs,
+    kGridOnSamples,
+    kGridBetween,
+    kGridAcrossEpoch,
+    kGridEverySample
+  };
   for (const Times times : {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples,
-                            Times::kGridBetween, Times::kGridAcrossEpoch}) {
-    const bool grid = times == Times::kGridOnSamples || times == Times::kGridBetween ||
-                      times == Times::kGridAcrossEpoch;
+                            Times::kGridBetween, Times::kGridAcrossEpoch, Times::kGridEverySample}) {
+    const bool grid = times != Times::kWholeMs && times != Times::kSubMs;
     for (const bool shuffled : {false, true}) {
       for (const bool resets : {true, false}) {
         for (const std::string_view name : {"rate", "increase", "delta"}) {
@@ -888,6 +895,7 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
           // Steps a whole number of samples apart (20 s, 30 s) take the strided loop.
           const std::int64_t step = (on_samples                           ? 20
                                      : times == Times::kGridAcrossEpoch ? 30
+                                     : times == Times::kGridEverySample ? 10
                                                                         : 37) *
                                     kSecond;
           std::vector<std::int64_t> ends;
