@@ -303,6 +303,21 @@ void ComputeShape(std::int64_t intervals, std::int64_t sampled_ns, std::int64_t 
   s->zero_bound = s->to_start / sampled * 1.001;
 }
 
+// A window's factor from its shape: a counter's extrapolation stops at its zero point when that
+// falls after the window's start (pass two's operations, in its order).
+template <bool kCounter, bool kRate>
+double ShapedFactor(double first, double change, const WindowShape& shape, double window) {
+  if constexpr (kCounter) {
+    if (change > 0 && first >= 0 && !(first > change * shape.zero_bound)) {
+      const double to_zero = shape.sampled * (first / change);
+      if (to_zero < shape.to_start) {
+        return StretchFactor<kRate>(shape.sampled, to_zero, shape.to_end, window);
+      }
+    }
+  }
+  return shape.factor;
+}
+
 // A window's edges found by walking: lo, the first sample after the window's start, and hi, the
 // first after its end, both only move forward (steps in time order).
 class WalkedEdges {
@@ -426,17 +441,7 @@ void RegularWindows(std::span<const std::int64_t> ts, std::span<const double> vs
     if (intervals != shape.key[0] || to_start_ns != shape.key[1] || to_end_ns != shape.key[2]) {
       ComputeShape<kRate>(intervals, t[last] - t[a], to_start_ns, to_end_ns, window, &shape);
     }
-    double factor = shape.factor;
-    if constexpr (kCounter) {
-      const double first = v[a];
-      if (result > 0 && first >= 0 && !(first > result * shape.zero_bound)) {
-        const double to_zero = shape.sampled * (first / result);
-        if (to_zero < shape.to_start) {
-          factor = StretchFactor<kRate>(shape.sampled, to_zero, shape.to_end, window);
-        }
-      }
-    }
-    out[i] = result * factor;
+    out[i] = result * ShapedFactor<kCounter, kRate>(v[a], result, shape, window);
     present[i] = 1;
   }
 }
@@ -543,23 +548,41 @@ void StridedWindows(std::span<const std::int64_t> ts, std::span<const double> vs
     const std::int64_t start_ns = ends[begin] - range_ns;
     ComputeShape<kRate>(static_cast<std::int64_t>(last - a), ts[last] - ts[a], ts[a] - start_ns,
                         ends[begin] - ts[last], window, &shape);
+    const std::size_t span = last - a;  // a window's last sample after its first
+    const double* v = vs.data();
     std::size_t next_reset = 0;
     for (std::size_t from = begin; from < end; from += kStrideBlock) {
       const std::size_t count = std::min(kStrideBlock, end - from);
       const std::size_t block_a = a + (from - begin) * s;
-      const std::size_t block_last = block_a + (last - a) + (count - 1) * s;
+      const std::size_t block_last = block_a + span + (count - 1) * s;
+      const double* first_at = v + block_a;
+      bool more = HasAvx2() ? StrideBlockAvx2<kCounter>(first_at, first_at + span, s, count,
+                                                        shape, out + from, present + from)
+                            : StrideBlockBaseline<kCounter>(first_at, first_at + span, s, count,
+                                                            shape, out + from, present + from);
       // A reset inside a window of the block: after its first sample, up to its last.
       while (next_reset < reset_at.size() && reset_at[next_reset] <= block_a) ++next_reset;
-      bool more = next_reset < reset_at.size() && reset_at[next_reset] <= block_last;
-      if (!more) {
-        const double* first_at = vs.data() + block_a;
-        const double* last_at = first_at + (last - a);
-        more = HasAvx2() ? StrideBlockAvx2<kCounter>(first_at, last_at, s, count, shape,
-                                                     out + from, present + from)
-                         : StrideBlockBaseline<kCounter>(first_at, last_at, s, count, shape,
-                                                         out + from, present + from);
+      more |= next_reset < reset_at.size() && reset_at[next_reset] <= block_last;
+      if (!more) continue;
+      // The block's windows that hold a reset or may reach a counter's zero point take
+      // RegularWindows' body with the shared shape (the same operations): after a restart only
+      // the windows over it and the few after it, not the whole block.
+      std::size_t r = next_reset;
+      for (std::size_t j = 0; j < count; ++j) {
+        const std::size_t wa = block_a + j * s, wl = wa + span;
+        while (r < reset_at.size() && reset_at[r] <= wa) ++r;
+        const bool resets = r < reset_at.size() && reset_at[r] <= wl;
+        const double first = v[wa];
+        double result = v[wl] - first;
+        if (!resets && !(kCounter && result > 0 && first >= 0 &&
+                         !(first > result * shape.zero_bound))) {
+          continue;  // the loop's value stands
+        }
+        for (std::size_t q = r; q < reset_at.size() && reset_at[q] <= wl; ++q) {
+          result += v[reset_at[q] - 1];
+        }
+        out[from + j] = result * ShapedFactor<kCounter, kRate>(first, result, shape, window);
       }
-      if (more) regular(from, from + count);
     }
   }
   regular(end, steps);
