@@ -560,25 +560,33 @@ struct RiceChoice {
   unsigned k = 0;
 };
 
-// The parameter that codes `x` in the fewest bits: near log2 of the mean, where a geometric law's
-// optimum lies, then the neighbours while they improve.
+// The parameter that codes `x` in the fewest bits, no more than `limit`: near log2 of the mean,
+// where a geometric law's optimum lies, then the neighbours while they improve. A parameter whose
+// code passes the limit counts as no better, so the walk goes on past it (a small k's unary part
+// may pass a tight limit that the best k stays under).
 RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t limit) {
   RiceChoice best;
   if (count == 0) return {0, 0};
-  std::uint64_t mean = 0;
-  for (std::size_t i = 0; i < count; ++i) mean += x[i] / count;  // no overflow
+  double sum = 0;  // a starting point only: rounding does not matter, overflow would
+  for (std::size_t i = 0; i < count; ++i) sum += static_cast<double>(x[i]);
+  const double mean_value = sum / static_cast<double>(count);
+  const auto mean = mean_value >= 0x1p63 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(mean_value);
   const unsigned start = std::min<unsigned>(
       kMaxRiceK, mean == 0 ? 0u : static_cast<unsigned>(std::bit_width(mean)) - 1);
-  for (unsigned k = start;; --k) {  // downwards
+  // Keeps k when it is better; true when the walk in this direction is over.
+  const auto better = [&](unsigned k) {
     const std::size_t bits = RiceBits(x, count, k, limit);
-    if (bits >= best.bits && best.bits != SIZE_MAX) break;
-    if (bits < best.bits) best = {bits, k};
-    if (k == 0) break;
+    if (bits < best.bits) {
+      best = {bits, k};
+      return false;
+    }
+    return best.bits != SIZE_MAX;
+  };
+  for (unsigned k = start;; --k) {  // downwards
+    if (better(k) || k == 0) break;
   }
   for (unsigned k = start + 1; k <= kMaxRiceK; ++k) {  // upwards
-    const std::size_t bits = RiceBits(x, count, k, limit);
-    if (bits >= best.bits) break;
-    best = {bits, k};
+    if (better(k)) break;
   }
   return best;
 }
@@ -595,7 +603,9 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   const std::size_t tail = TailBytes(exceptions, ws.divided_count, sizeof(T));
   // The decoder reads the quotients from a copy in ws.packed with 8 bytes of padding: streams
   // past that are refused (they are not smaller than raw anyway).
-  const std::size_t fixed = kAlpRiceHeaderBytes + 2 * kMaxVarint64Bytes + 1 + tail;
+  // The codes' bound leaves out the header varints: a stream it admits may still not fit, which
+  // the exact check before writing tells; one that fits is never refused.
+  const std::size_t fixed = kAlpRiceHeaderBytes + 1 + tail;
   if (out.size() <= fixed) return 0;
   const std::size_t room_bits = std::min(out.size() - fixed, sizeof ws.packed - 8) * 8;
   // Offsets from the minimum (ws.ints2 is free for the deltas).

@@ -352,9 +352,12 @@ class GridEdges {
     if (ends.size() < 2 || ts.size() < 2) return false;
     const std::int64_t interval = ts[1] - ts[0], step = ends[1] - ends[0];
     if (interval <= 0 || step <= 0 || !OnOneInterval(ends)) return false;
-    std::int64_t first = 0, last = 0;
+    // The walk computes one step past the last: that distance must fit too.
+    std::int64_t first = 0, last = 0, past = 0;
     return !__builtin_sub_overflow(ends.front() - range_ns, ts[0], &first) &&
-           !__builtin_sub_overflow(ends.back(), ts[0], &last);
+           !__builtin_sub_overflow(ends.back(), ts[0], &last) &&
+           !__builtin_add_overflow(last, step, &past) &&
+           past < std::numeric_limits<std::int64_t>::max();
   }
   // The edges of the windows from step `from` on.
   GridEdges(std::span<const std::int64_t> ts, std::span<const std::int64_t> ends,

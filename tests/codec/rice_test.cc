@@ -194,6 +194,36 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
   EXPECT_TRUE(!st.ok() || !BitEqual(v, back));
 }
 
+// The compact chooser bounds each candidate by the best block so far: a room just large enough
+// for the block must give the same block. (The search of the parameter once started from the
+// mean of truncated quotients, k = 0 for small codes, and gave up when that k's unary part did
+// not fit: the second differences of a smooth series were lost whenever the room was tight.)
+TEST(AlpRice, ARoomJustLargeEnoughGivesTheSameBlock) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(9);
+  std::vector<double> smooth(1024), skewed(1024);
+  for (std::size_t i = 0; i < smooth.size(); ++i) {
+    const double x = 3 * std::sin(static_cast<double>(i) / 20.0) +
+                     static_cast<double>(rng() % 3) * 1e-3;
+    smooth[i] = std::round(x * 1e3) / 1e3;
+    skewed[i] = static_cast<double>(rng() % 16 == 0 ? rng() % 100000 : rng() % 40) / 100;
+  }
+  for (const auto* v : {&smooth, &skewed}) {
+    std::vector<std::uint8_t> block;
+    ASSERT_EQ(EncodeRice(*v, *ws, block).encoding, FloatEncoding::kAlpRice);
+    // The block's own exponent and factor, as the chooser passes them; its bound is a span of
+    // `room` bytes inside a larger buffer, as the chooser's scratch is.
+    const unsigned exponent = block[kBlockHeaderBytes], factor = block[kBlockHeaderBytes + 1];
+    std::vector<std::uint8_t> scratch(MaxEncodedFloatBytes(v->size(), 8), 0);
+    for (const std::size_t room : {block.size(), block.size() + 1, block.size() + 64}) {
+      const std::size_t bytes = EncodeAlpRice<double>(
+          *v, exponent, factor, *ws, std::span(scratch.data(), room));
+      ASSERT_EQ(bytes, block.size()) << "room " << room;
+      EXPECT_TRUE(std::equal(block.begin(), block.end(), scratch.begin())) << "room " << room;
+    }
+  }
+}
+
 // A full block of deltas as written before the placeholder code: 1023 codes in a plain bit
 // stream. Integers 3, 8, 13, ... (exponent 1): every delta is 5, the base, so every code is 0
 // with k = 0: a 1 bit each.
