@@ -669,18 +669,25 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   const std::size_t coded = delta ? n - 1 : n;  // the codes best->bits counts
   const std::size_t unary_bytes = (best->bits - coded * k + (placeholder ? 1 : 0) + 7) / 8;
   if (unary_bytes > sizeof ws.packed - 8) return 0;
+  // The first integer (offsets[0] + lo) and the base, as the decoder adds them back; the block's
+  // exact size is checked before anything is written.
+  const std::uint64_t first_varint = ZigZag(static_cast<std::int64_t>(offsets[0] + lo));
+  const std::uint64_t first_delta_varint = ZigZag(static_cast<std::int64_t>(first_delta));
+  const std::uint64_t base_varint = ZigZag(static_cast<std::int64_t>(delta ? dlo : lo));
+  const std::size_t header = kAlpRiceHeaderBytes + (delta ? VarintBytes(first_varint) : 0) +
+                             (second_order ? VarintBytes(first_delta_varint) : 0) +
+                             (!zigzagged ? VarintBytes(base_varint) : 0) + 1;
+  if (header + low_bytes + unary_bytes + tail > out.size()) return 0;
   std::uint8_t* p = out.data();
   std::uint8_t* q =
       WriteCompactHeader(p, FloatEncoding::kAlpRice, n, exponent, factor, delta, exceptions, ws);
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
   if (placeholder) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
-  // The first integer (offsets[0] + lo) and the base, as the decoder adds them back.
-  if (delta) q = PutVarint(ZigZag(static_cast<std::int64_t>(offsets[0] + lo)), q);
-  if (second_order) q = PutVarint(ZigZag(static_cast<std::int64_t>(first_delta)), q);
-  if (!zigzagged) q = PutVarint(ZigZag(static_cast<std::int64_t>(delta ? dlo : lo)), q);
+  if (delta) q = PutVarint(first_varint, q);
+  if (second_order) q = PutVarint(first_delta_varint, q);
+  if (!zigzagged) q = PutVarint(base_varint, q);
   *q++ = static_cast<std::uint8_t>(k);
-  if (static_cast<std::size_t>(q - p) + low_bytes + unary_bytes + tail > out.size()) return 0;
   // The codes from x (with the placeholders: x[i - skip] is code i, codes below skip are 0).
   const std::size_t skip = second_order ? 2 : placeholder ? 1 : 0;
   const auto code = [&](std::size_t i) { return i < skip ? 0 : x[i - skip]; };

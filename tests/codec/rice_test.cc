@@ -211,15 +211,21 @@ TEST(AlpRice, ARoomJustLargeEnoughGivesTheSameBlock) {
   for (const auto* v : {&smooth, &skewed}) {
     std::vector<std::uint8_t> block;
     ASSERT_EQ(EncodeRice(*v, *ws, block).encoding, FloatEncoding::kAlpRice);
-    // The block's own exponent and factor, as the chooser passes them; its bound is a span of
-    // `room` bytes inside a larger buffer, as the chooser's scratch is.
+    // The block's own exponent and factor, as the chooser passes them, and a heap buffer of
+    // exactly `room` bytes: a write past the room is an ASan report.
     const unsigned exponent = block[kBlockHeaderBytes], factor = block[kBlockHeaderBytes + 1];
-    std::vector<std::uint8_t> scratch(MaxEncodedFloatBytes(v->size(), 8), 0);
     for (const std::size_t room : {block.size(), block.size() + 1, block.size() + 64}) {
-      const std::size_t bytes = EncodeAlpRice<double>(
-          *v, exponent, factor, *ws, std::span(scratch.data(), room));
+      std::vector<std::uint8_t> scratch(room, 0);
+      const std::size_t bytes = EncodeAlpRice<double>(*v, exponent, factor, *ws, scratch);
       ASSERT_EQ(bytes, block.size()) << "room " << room;
       EXPECT_TRUE(std::equal(block.begin(), block.end(), scratch.begin())) << "room " << room;
+    }
+    // One byte short of the block, or rooms too small for its header: refused, not cut, and
+    // nothing written past the room.
+    for (const std::size_t room : {block.size() - 1, std::size_t{1}, std::size_t{9},
+                                   std::size_t{12}, std::size_t{20}, std::size_t{30}}) {
+      std::vector<std::uint8_t> short_room(room, 0);
+      EXPECT_EQ(EncodeAlpRice<double>(*v, exponent, factor, *ws, short_room), 0u) << room;
     }
   }
 }
