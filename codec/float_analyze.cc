@@ -259,9 +259,9 @@ AlpChoice FullSearch(std::span<const T> values, double rival_bits_per_value, Fin
   // The sample's estimate of the block under ALP: plain, or delta-coded when that is smaller.
   // (The delta window has kSampleSize values, the search's sample `count`.)
   const std::uint64_t delta_bits = DeltaWindowBits(kernels, values, best[0].e, best[0].f);
-  const double estimate =
-      std::min(static_cast<double>(best[0].cost) / static_cast<double>(count),
-               static_cast<double>(delta_bits) / static_cast<double>(kSampleSize));
+  const double plain_per_value = static_cast<double>(best[0].cost) / static_cast<double>(count);
+  const double delta_per_value = static_cast<double>(delta_bits) / static_cast<double>(kSampleSize);
+  const double estimate = std::min(plain_per_value, delta_per_value);
   // The sample ranks the candidates; the whole block decides among the finalists exactly. This
   // runs for a new series and when the hint's sample turns into exceptions, so its cost is
   // amortized over many blocks. When ALP is far behind the rival encoding the ranking cannot
@@ -294,7 +294,15 @@ AlpChoice FullSearch(std::span<const T> values, double rival_bits_per_value, Fin
   }
   hint.blocks_since_search = 0;
   const Candidate& winner = best[order[0]];
-  return {winner.e, winner.f};
+  AlpChoice choice{winner.e, winner.f};
+  if (order[0] == 0 && best[0].cost != UINT64_MAX) {
+    // The estimate is the sample's best pair's, which the block was not judged against.
+    choice.sampled_bits_per_value = estimate;
+    choice.mode = delta_per_value > plain_per_value + plain_per_value / kDeltaFarBehindDivisor
+                      ? AlpMode::kPlain
+                      : AlpMode::kSmaller;
+  }
+  return choice;
 }
 
 // The best of the hint's pairs on the sample, judged as the warm search tries them: the favourite

@@ -34,6 +34,10 @@ struct AlpChoice {
   // How the block is to be written: kSmaller tries both, kPlain skips delta coding when the
   // samples show it far behind.
   AlpMode mode = AlpMode::kSmaller;
+  // A full search's estimate of the block's ALP size in bits per value, from its 64-value sample
+  // (plain) and a window of neighbours (delta), with `mode` set from the two; 0 when the search
+  // did not run or stopped at its coarse ranking.
+  double sampled_bits_per_value = 0;
 };
 
 // Picks the exponent/factor for `values`: the hint's pairs on a 32-value sample first, a full

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
+#include <cmath>
 #include <memory>
 #include <random>
 
@@ -144,6 +146,52 @@ TEST(FloatCodecSizes, NearlyConstantFirstBlocksStoreOnlyTheOddValues) {
           << where;
       EXPECT_TRUE(BitEqual<double>(v, back)) << where;
     }
+  }
+}
+
+// A first block's search hands the chooser its own estimate (a 64-value sample, and a window of
+// neighbours for delta coding) with the mode: near the block's real ALP size for a decimal walk
+// (delta) and for values whose neighbours are unrelated (plain), and none when the coarse ranking
+// already put ALP far behind the rival encoding.
+TEST(FloatCodecSizes, FirstBlockSearchEstimatesTheBlock) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(3);
+  std::vector<double> walk(1024), scattered(1024), noise(1024);
+  double x = 100;
+  for (std::size_t i = 0; i < walk.size(); ++i) {
+    x += static_cast<double>(static_cast<int>(rng() % 201) - 100) / 100;
+    walk[i] = std::round(x * 100) / 100;
+    scattered[i] = static_cast<double>(rng() % 100000) / 100;
+    noise[i] = std::bit_cast<double>((rng() >> 12) | 0x3ff0000000000000ull);
+  }
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  {
+    SeriesHint hint;
+    const AlpChoice c = SearchAlpExponents<double>(walk, hint, *ws, 64, true);
+    ASSERT_GT(c.sampled_bits_per_value, 0);
+    EXPECT_EQ(c.mode, AlpMode::kSmaller);
+    FloatEncoding chosen{};
+    const std::size_t bytes = EncodeAlp<double, false>(walk, c.exponent, c.factor, c.mode, *ws,
+                                                       buf, &chosen);
+    EXPECT_EQ(chosen, FloatEncoding::kAlpDelta);
+    const double real = static_cast<double>(bytes - kAlpHeaderBytes) * 8 / 1024;
+    EXPECT_NEAR(c.sampled_bits_per_value, real, real / 4);
+  }
+  {
+    SeriesHint hint;
+    const AlpChoice c = SearchAlpExponents<double>(scattered, hint, *ws, 64, true);
+    ASSERT_GT(c.sampled_bits_per_value, 0);
+    FloatEncoding chosen{};
+    const std::size_t bytes = EncodeAlp<double, false>(scattered, c.exponent, c.factor, c.mode,
+                                                       *ws, buf, &chosen);
+    EXPECT_EQ(chosen, FloatEncoding::kAlp);
+    const double real = static_cast<double>(bytes - kAlpHeaderBytes) * 8 / 1024;
+    EXPECT_NEAR(c.sampled_bits_per_value, real, real / 4);
+  }
+  {
+    SeriesHint hint;
+    const AlpChoice c = SearchAlpExponents<double>(noise, hint, *ws, 8, true);
+    EXPECT_EQ(c.sampled_bits_per_value, 0);
   }
 }
 
