@@ -391,6 +391,33 @@ std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned
   return kAlpZstdHeaderBytes + frame + tail;
 }
 
+// The varint loop of DecodeAlpZstd for a stream the kernel refused: the fault, named; OK (with
+// the integers) should the stream be well formed after all.
+Status VarintFault(const std::uint8_t* stream, std::size_t got, std::size_t n,
+                   std::uint64_t* ints) {
+  constexpr const char* kName = "alp_zstd";
+  const std::uint8_t* s = stream;
+  const std::uint8_t* const end = stream + got;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t u = 0;
+    unsigned shift = 0;
+    for (;;) {
+      if (s == end || shift >= 7 * kMaxVarintBytes) [[unlikely]] {
+        return Corrupt(kName, "varint " + N(i) + " truncated or too long");
+      }
+      const std::uint8_t b = *s++;
+      u |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      shift += 7;
+      if ((b & 0x80) == 0) break;
+    }
+    ints[i] = u;
+  }
+  if (s != end) {
+    return Corrupt(kName, N(static_cast<std::size_t>(end - s)) + " bytes after the varints");
+  }
+  return Status::OK();
+}
+
 template <typename T>
 Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept {
   constexpr const char* kName = "alp_zstd";
@@ -422,34 +449,22 @@ Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Worksp
     return Corrupt(kName, std::string("zstd frame: ") +
                               (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short content"));
   }
-  // Varints: exactly n of them, each at most kMaxVarintBytes long, filling the content.
+  // Varints: exactly n of them, each at most kMaxVarintBytes long, filling the content. The
+  // kernel decodes a well-formed stream; the loop below names what is wrong with another. The
+  // bytes after the content are zeroed for the kernel's whole-chunk loads (none is used).
   std::uint64_t* ints = ws.bits;
-  const std::uint8_t* s = stream;
-  const std::uint8_t* const end = stream + got;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t u = 0;
-    unsigned shift = 0;
-    for (;;) {
-      if (s == end || shift >= 7 * kMaxVarintBytes) [[unlikely]] {
-        return Corrupt(kName, "varint " + N(i) + " truncated or too long");
-      }
-      const std::uint8_t b = *s++;
-      u |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      shift += 7;
-      if ((b & 0x80) == 0) break;
-    }
-    ints[i] = u;
-  }
-  if (s != end) {
-    return Corrupt(kName, N(static_cast<std::size_t>(end - s)) + " bytes after the varints");
+  static_assert(sizeof(Workspace::packed) >=
+                simd::VarintReadBytes(kMaxVarintBytes * Workspace::kLanes));
+  static_assert(kMaxVarintBytes == simd::kVarintMaxBytes);
+  std::memset(stream + got, 0, simd::VarintReadBytes(got) - got);
+  if (!simd::ActiveKernels().decode_varints(stream, got, n, ints)) {
+    INGOT_RETURN_IF_ERROR(VarintFault(stream, got, n, ints));
   }
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
   if (h.delta) {
-    std::uint64_t acc = base;
-    for (std::size_t i = 0; i < n; ++i) {
-      acc += static_cast<std::uint64_t>(UnZigZag(ints[i]));
-      ints[i] = acc;
-    }
+    // Unzigzagged in a loop that vectorizes, then summed by the prefix-sum kernel.
+    for (std::size_t i = 0; i < n; ++i) ints[i] = static_cast<std::uint64_t>(UnZigZag(ints[i]));
+    simd::ActiveKernels().prefix_sum(ints, n, base + ints[0]);
   } else {
     for (std::size_t i = 0; i < n; ++i) ints[i] += base;
   }

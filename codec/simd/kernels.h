@@ -165,7 +165,20 @@ struct Kernels {
   // In place: ints[0] = first, ints[j] += ints[j - 1] for j in 1 .. count - 1 (deltas into
   // integers; wrapping). REQUIRES: count >= 1.
   void (*prefix_sum)(std::uint64_t* ints, std::size_t count, std::uint64_t first);
+
+  // LEB128 varints (7 bits a byte, low first, the high bit set on every byte but a varint's
+  // last) into out[0 .. n): true when bytes[0 .. size) is exactly n of them, each at most
+  // kVarintMaxBytes long; false otherwise, with out[] unspecified (the caller's own loop then names
+  // the fault). REQUIRES: bytes readable up to size rounded up to 64, plus 8 (the vector levels
+  // load whole 64-byte chunks and 8 bytes at each varint).
+  bool (*decode_varints)(const std::uint8_t* bytes, std::size_t size, std::size_t n,
+                         std::uint64_t* out);
 };
+
+// The longest varint decode_varints accepts: 56 bits, more than an ALP integer needs.
+inline constexpr std::size_t kVarintMaxBytes = 8;
+// What decode_varints may read of a stream of `size` bytes.
+inline constexpr std::size_t VarintReadBytes(std::size_t size) { return (size + 63) / 64 * 64 + 8; }
 
 // Slots of set_bit_positions' output past `limit` that it may write.
 inline constexpr std::size_t kSetBitSlack = 64;

@@ -481,6 +481,66 @@ TEST(KernelsTest, PrefixSumAgrees) {
   }
 }
 
+// Varints of every length from 1 to 8 bytes, in random order and across 64-byte chunk edges,
+// decode at every level to the values written; streams that are not exactly n varints of at most
+// 8 bytes are refused at every level: a 9-byte varint, a dangling continuation byte after the
+// last varint, one varint too few or too many, and a last varint without its end byte.
+TEST(KernelsTest, VarintKernelsAgree) {
+  std::mt19937_64 rng(17);
+  const auto put = [](std::uint64_t u, std::vector<std::uint8_t>* out) {
+    while (u >= 0x80) {
+      out->push_back(static_cast<std::uint8_t>(u | 0x80));
+      u >>= 7;
+    }
+    out->push_back(static_cast<std::uint8_t>(u));
+  };
+  // The caller's buffer: the stream, then zeros up to what the kernels may read.
+  const auto padded = [](std::vector<std::uint8_t> bytes) {
+    bytes.resize(simd::VarintReadBytes(bytes.size()), 0);
+    return bytes;
+  };
+  for (const Kernels* k : AllLevels()) {
+    for (const std::size_t n : {1, 2, 63, 64, 65, 1000, 1024}) {
+      std::vector<std::uint64_t> values(n);
+      std::vector<std::uint8_t> stream;
+      for (auto& v : values) {
+        const unsigned bytes = 1 + static_cast<unsigned>(rng() % 8);  // 7 * bytes bits
+        v = (rng() >> (64 - 7 * bytes)) | (std::uint64_t{1} << (7 * bytes - 1));
+        if (rng() % 4 == 0) v = rng() % 128;  // many one-byte values, as real deltas
+        put(v, &stream);
+      }
+      const std::vector<std::uint8_t> buffer = padded(stream);
+      std::vector<std::uint64_t> got(n + 1, 7);
+      ASSERT_TRUE(k->decode_varints(buffer.data(), stream.size(), n, got.data()))
+          << k->name << " n " << n;
+      got.pop_back();
+      EXPECT_EQ(got, values) << k->name << " n " << n;
+      // One too few, one too many, and a cut inside the last varint (it ends in a byte with the
+      // continuation bit, or its end byte is missing).
+      got.assign(n + 1, 0);
+      EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n + 1, got.data())) << k->name;
+      if (n > 1) {
+        EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n - 1, got.data()))
+            << k->name;
+      }
+      std::vector<std::uint8_t> cut = stream;
+      cut.back() |= 0x80;  // the last varint never ends
+      EXPECT_FALSE(k->decode_varints(padded(cut).data(), cut.size(), n, got.data())) << k->name;
+      std::vector<std::uint8_t> dangling = stream;
+      dangling.push_back(0x80);  // n varints, then a byte that starts one more
+      EXPECT_FALSE(k->decode_varints(padded(dangling).data(), dangling.size(), n, got.data()))
+          << k->name;
+      // A 9-byte varint in the middle.
+      std::vector<std::uint8_t> long_one;
+      for (std::size_t i = 0; i + 1 < n; ++i) put(values[i], &long_one);
+      for (int b = 0; b < 8; ++b) long_one.push_back(0x81);
+      long_one.push_back(0x01);
+      EXPECT_FALSE(k->decode_varints(padded(long_one).data(), long_one.size(), n, got.data()))
+          << k->name << " n " << n;
+    }
+  }
+}
+
 // Grouped XOR's scan and field kernels against a direct computation, at every level, for block
 // lengths around the group and vector edges and XORs that are mostly zero, half zero or never.
 TEST(KernelsTest, XorGroupKernelsAgree) {
