@@ -350,8 +350,12 @@ class GridEdges {
   static bool Applies(std::span<const std::int64_t> ts, std::span<const std::int64_t> ends,
                       std::int64_t range_ns) {
     if (ends.size() < 2 || ts.size() < 2) return false;
-    const std::int64_t interval = ts[1] - ts[0], step = ends[1] - ends[0];
-    if (interval <= 0 || step <= 0 || !OnOneInterval(ends)) return false;
+    std::int64_t interval = 0, step = 0;  // samples may lie further apart than int64 holds
+    if (__builtin_sub_overflow(ts[1], ts[0], &interval) ||
+        __builtin_sub_overflow(ends[1], ends[0], &step) || interval <= 0 || step <= 0 ||
+        !OnOneInterval(ends)) {
+      return false;
+    }
     // The walk computes one step past the last: that distance must fit too.
     std::int64_t first = 0, last = 0, past = 0;
     return !__builtin_sub_overflow(ends.front() - range_ns, ts[0], &first) &&

@@ -936,6 +936,41 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
   }
 }
 
+// Two samples further apart than int64 holds and steps on a grid: the batched rates do not
+// compute the grid from a wrapped interval (undefined behaviour, which UBSan reports) and agree
+// with the per-window ones.
+TEST(PromqlFunctions, BatchedRatesOverSamplesFurtherApartThanInt64) {
+  const std::vector<std::int64_t> ts = {-(std::int64_t{3} << 61), std::int64_t{3} << 61};
+  const std::vector<double> vs = {1, 5};
+  // A range whose durations are exact in a double: the grid path's condition.
+  const std::int64_t range = 90 * kSecond;
+  std::vector<std::int64_t> ends;
+  for (std::int64_t k = 0; k < 4; ++k) ends.push_back(ts[1] + k * kSecond);
+  for (const std::string_view name : {"rate", "increase", "delta"}) {
+    const BatchRangeFunction batch = FindBatchRangeFunction(name);
+    const RangeFunction one = FindRangeFunction(name);
+    BatchScratch scratch;
+    std::vector<double> out(ends.size(), -1);
+    std::vector<std::uint8_t> present(ends.size(), 9);
+    batch(ts, vs, ends, range, &scratch, out.data(), present.data());
+    for (std::size_t i = 0; i < ends.size(); ++i) {
+      const std::int64_t start = ends[i] - range;
+      const auto a = static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), start) -
+                                              ts.begin());
+      const auto b = static_cast<std::size_t>(
+          std::upper_bound(ts.begin(), ts.end(), ends[i]) - ts.begin());
+      double want = 0;
+      const bool has = b > a && one(Window{std::span(ts).subspan(a, b - a),
+                                           std::span(vs).subspan(a, b - a), start, ends[i]},
+                                    {}, &want);
+      ASSERT_EQ(present[i] != 0, has) << name << " step " << i;
+      if (has) {
+        EXPECT_TRUE(SameBits(out[i], want)) << name << " step " << i;
+      }
+    }
+  }
+}
+
 // The sum aggregation's column fold equals KahanSumInc step by step, first values (-0.0 among
 // them), infinities and NaN included.
 TEST(PromqlFunctions, KahanSumColumnEqualsKahanSumInc) {
