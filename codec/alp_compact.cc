@@ -585,7 +585,8 @@ RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t lim
   double sum = 0;  // a starting point only: rounding does not matter, overflow would
   for (std::size_t i = 0; i < count; ++i) sum += static_cast<double>(x[i]);
   const double mean_value = sum / static_cast<double>(count);
-  const auto mean = mean_value >= 0x1p63 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(mean_value);
+  const auto mean =
+      mean_value >= 0x1p63 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(mean_value);
   const unsigned start = std::min<unsigned>(
       kMaxRiceK, mean == 0 ? 0u : static_cast<unsigned>(std::bit_width(mean)) - 1);
   // Keeps k when it is better; true when the walk in this direction is over.

@@ -462,8 +462,8 @@ void RegularWindowsOf(std::span<const std::int64_t> ts, std::span<const double> 
     RegularWindows<kCounter, kRate, false>(ts, vs, ends, range_ns, reset_at, window, edges, from,
                                            to, out, present);
   } else {
-    RegularWindows<kCounter, kRate, true>(ts, vs, ends, range_ns, reset_at, window, edges, from,
-                                          to, out, present);
+    RegularWindows<kCounter, kRate, true>(ts, vs, ends, range_ns, reset_at, window, edges, from, to,
+                                          out, present);
   }
 }
 
@@ -474,8 +474,7 @@ template <bool kCounter, std::size_t kStride>
 [[gnu::always_inline]] inline bool StrideBlockAs(const double* __restrict first_at,
                                                  const double* __restrict last_at,
                                                  std::size_t stride, std::size_t count,
-                                                 const WindowShape& shape,
-                                                 double* __restrict out,
+                                                 const WindowShape& shape, double* __restrict out,
                                                  std::uint8_t* __restrict present) {
   if constexpr (kStride != 0) stride = kStride;
   const double factor = shape.factor, zero_bound = shape.zero_bound;
@@ -549,8 +548,8 @@ void StridedWindows(std::span<const std::int64_t> ts, std::span<const double> vs
   regular(0, begin);
   if (begin < end) {
     const auto s = static_cast<std::size_t>(stride);
-    const std::size_t a = static_cast<std::size_t>(first0) + begin * s, last = a +
-        static_cast<std::size_t>(last0 - first0);
+    const std::size_t a = static_cast<std::size_t>(first0) + begin * s,
+                      last = a + static_cast<std::size_t>(last0 - first0);
     WindowShape shape;
     const std::int64_t start_ns = ends[begin] - range_ns;
     ComputeShape<kRate>(static_cast<std::int64_t>(last - a), ts[last] - ts[a], ts[a] - start_ns,
@@ -563,8 +562,8 @@ void StridedWindows(std::span<const std::int64_t> ts, std::span<const double> vs
       const std::size_t block_a = a + (from - begin) * s;
       const std::size_t block_last = block_a + span + (count - 1) * s;
       const double* first_at = v + block_a;
-      bool more = HasAvx2() ? StrideBlockAvx2<kCounter>(first_at, first_at + span, s, count,
-                                                        shape, out + from, present + from)
+      bool more = HasAvx2() ? StrideBlockAvx2<kCounter>(first_at, first_at + span, s, count, shape,
+                                                        out + from, present + from)
                             : StrideBlockBaseline<kCounter>(first_at, first_at + span, s, count,
                                                             shape, out + from, present + from);
       // A reset inside a window of the block: after its first sample, up to its last.
@@ -581,8 +580,8 @@ void StridedWindows(std::span<const std::int64_t> ts, std::span<const double> vs
         const bool resets = r < reset_at.size() && reset_at[r] <= wl;
         const double first = v[wa];
         double result = v[wl] - first;
-        if (!resets && !(kCounter && result > 0 && first >= 0 &&
-                         !(first > result * shape.zero_bound))) {
+        if (!resets &&
+            !(kCounter && result > 0 && first >= 0 && !(first > result * shape.zero_bound))) {
           continue;  // the loop's value stands
         }
         for (std::size_t q = r; q < reset_at.size() && reset_at[q] <= wl; ++q) {

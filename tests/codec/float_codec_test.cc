@@ -171,8 +171,8 @@ TEST(FloatCodecSizes, FirstBlockSearchEstimatesTheBlock) {
     ASSERT_GT(c.sampled_bits_per_value, 0);
     EXPECT_EQ(c.mode, AlpMode::kSmaller);
     FloatEncoding chosen{};
-    const std::size_t bytes = EncodeAlp<double, false>(walk, c.exponent, c.factor, c.mode, *ws,
-                                                       buf, &chosen);
+    const std::size_t bytes =
+        EncodeAlp<double, false>(walk, c.exponent, c.factor, c.mode, *ws, buf, &chosen);
     EXPECT_EQ(chosen, FloatEncoding::kAlpDelta);
     const double real = static_cast<double>(bytes - kAlpHeaderBytes) * 8 / 1024;
     EXPECT_NEAR(c.sampled_bits_per_value, real, real / 4);
@@ -182,8 +182,8 @@ TEST(FloatCodecSizes, FirstBlockSearchEstimatesTheBlock) {
     const AlpChoice c = SearchAlpExponents<double>(scattered, hint, *ws, 64, true);
     ASSERT_GT(c.sampled_bits_per_value, 0);
     FloatEncoding chosen{};
-    const std::size_t bytes = EncodeAlp<double, false>(scattered, c.exponent, c.factor, c.mode,
-                                                       *ws, buf, &chosen);
+    const std::size_t bytes =
+        EncodeAlp<double, false>(scattered, c.exponent, c.factor, c.mode, *ws, buf, &chosen);
     EXPECT_EQ(chosen, FloatEncoding::kAlp);
     const double real = static_cast<double>(bytes - kAlpHeaderBytes) * 8 / 1024;
     EXPECT_NEAR(c.sampled_bits_per_value, real, real / 4);

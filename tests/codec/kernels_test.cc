@@ -520,8 +520,7 @@ TEST(KernelsTest, VarintKernelsAgree) {
       got.assign(n + 1, 0);
       EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n + 1, got.data())) << k->name;
       if (n > 1) {
-        EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n - 1, got.data()))
-            << k->name;
+        EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n - 1, got.data())) << k->name;
       }
       std::vector<std::uint8_t> cut = stream;
       cut.back() |= 0x80;  // the last varint never ends

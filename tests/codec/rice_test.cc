@@ -203,8 +203,8 @@ TEST(AlpRice, ARoomJustLargeEnoughGivesTheSameBlock) {
   std::mt19937_64 rng(9);
   std::vector<double> smooth(1024), skewed(1024);
   for (std::size_t i = 0; i < smooth.size(); ++i) {
-    const double x = 3 * std::sin(static_cast<double>(i) / 20.0) +
-                     static_cast<double>(rng() % 3) * 1e-3;
+    const double x =
+        3 * std::sin(static_cast<double>(i) / 20.0) + static_cast<double>(rng() % 3) * 1e-3;
     smooth[i] = std::round(x * 1e3) / 1e3;
     skewed[i] = static_cast<double>(rng() % 16 == 0 ? rng() % 100000 : rng() % 40) / 100;
   }

@@ -863,8 +863,9 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
     kGridAcrossEpoch,
     kGridEverySample
   };
-  for (const Times times : {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples,
-                            Times::kGridBetween, Times::kGridAcrossEpoch, Times::kGridEverySample}) {
+  for (const Times times :
+       {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples, Times::kGridBetween,
+        Times::kGridAcrossEpoch, Times::kGridEverySample}) {
     const bool grid = times != Times::kWholeMs && times != Times::kSubMs;
     for (const bool shuffled : {false, true}) {
       for (const bool resets : {true, false}) {
@@ -874,8 +875,8 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
           ASSERT_NE(batch, nullptr) << name;
           std::vector<std::int64_t> ts;
           std::vector<double> vs;
-          std::int64_t t = times == Times::kGridAcrossEpoch ? -15'003 * kSecond
-                                                            : 1'704'067'200 * kSecond;
+          std::int64_t t =
+              times == Times::kGridAcrossEpoch ? -15'003 * kSecond : 1'704'067'200 * kSecond;
           double v = 0;
           for (int k = 0; k < 3000; ++k) {
             t += 10 * kSecond;
@@ -893,7 +894,7 @@ TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
           const bool on_samples = times == Times::kGridOnSamples;
           const std::int64_t range = (on_samples ? 100 : 95) * kSecond;
           // Steps a whole number of samples apart (20 s, 30 s) take the strided loop.
-          const std::int64_t step = (on_samples                           ? 20
+          const std::int64_t step = (on_samples                         ? 20
                                      : times == Times::kGridAcrossEpoch ? 30
                                      : times == Times::kGridEverySample ? 10
                                                                         : 37) *
@@ -955,10 +956,10 @@ TEST(PromqlFunctions, BatchedRatesOverSamplesFurtherApartThanInt64) {
     batch(ts, vs, ends, range, &scratch, out.data(), present.data());
     for (std::size_t i = 0; i < ends.size(); ++i) {
       const std::int64_t start = ends[i] - range;
-      const auto a = static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), start) -
-                                              ts.begin());
-      const auto b = static_cast<std::size_t>(
-          std::upper_bound(ts.begin(), ts.end(), ends[i]) - ts.begin());
+      const auto a =
+          static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), start) - ts.begin());
+      const auto b =
+          static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), ends[i]) - ts.begin());
       double want = 0;
       const bool has = b > a && one(Window{std::span(ts).subspan(a, b - a),
                                            std::span(vs).subspan(a, b - a), start, ends[i]},
