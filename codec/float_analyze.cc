@@ -3,7 +3,9 @@
 // value, except the constant check, which exits at the first difference.
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "codec/alp_constants.h"
 #include "codec/bit_packing.h"
@@ -182,6 +184,44 @@ void RankCheapest(const std::uint64_t* costs, const std::uint8_t* exponents,
   }
 }
 
+// A first block whose sample is all integers (counts, sizes, codes: every monitoring system's
+// counters) needs no ranking: ALP's integers are the values themselves, and (0, 0), which
+// multiplies by one, gives them back exactly (below 2^52; -0.0 is no integer here, ALP keeps it
+// as an exception). Every other pair of the table multiplies by a power of ten or by one with
+// rounded constants, so none packs them narrower. The sample's cost is its range's width,
+// without the ALP kernel; the estimate and mode are the full search's. Nothing when the sample
+// is not of that kind.
+template <typename T>
+std::optional<AlpChoice> IntegerSampleChoice(std::span<const T> values, const T* sample,
+                                             std::size_t count, SeriesHint& hint) {
+  constexpr T kLimit = static_cast<T>(sizeof(T) == 8 ? 0x1p52 : 0x1p23);
+  T lo = sample[0], hi = sample[0];
+  for (std::size_t k = 0; k < count; ++k) {
+    const T v = sample[k];
+    if (!(std::fabs(v) < kLimit) || v != std::trunc(v) || (v == 0 && std::signbit(v))) {
+      return std::nullopt;
+    }
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const auto range = static_cast<std::uint64_t>(static_cast<std::int64_t>(hi) -
+                                                static_cast<std::int64_t>(lo));
+  const double plain_per_value = BitWidth(range);
+  const std::uint64_t delta_bits = DeltaWindowBits(simd::ActiveKernels(), values, 0, 0);
+  const double delta_per_value = static_cast<double>(delta_bits) / static_cast<double>(kSampleSize);
+  for (int k = 0; k < SeriesHint::kPairs; ++k) {
+    hint.exponent[k] = k == 0 ? 0 : kEmptySlot;
+    hint.factor[k] = k == 0 ? 0 : kEmptySlot;
+  }
+  hint.blocks_since_search = 0;
+  AlpChoice choice{0, 0};
+  choice.sampled_bits_per_value = std::min(plain_per_value, delta_per_value);
+  choice.mode = delta_per_value > plain_per_value + plain_per_value / kDeltaFarBehindDivisor
+                    ? AlpMode::kPlain
+                    : AlpMode::kSmaller;
+  return choice;
+}
+
 // How the full search judges its finalists: on its sample only (a series' first block, which
 // must cost about one encode), or on the whole block (a series whose remembered pairs stopped
 // fitting: rare, so amortized over many blocks).
@@ -204,6 +244,11 @@ AlpChoice FullSearch(std::span<const T> values, double rival_bits_per_value, Fin
       sample[k] = values[k * count / kSearchSampleSize];
     }
     count = kSearchSampleSize;
+  }
+  if (finalists == Finalists::kSampled) {
+    if (const std::optional<AlpChoice> whole = IntegerSampleChoice(values, sample, count, hint)) {
+      return *whole;
+    }
   }
   Candidate best[kFinalists];
   // Ranks `pairs` pairs (in the search's order) on `values`' first `count` into `list`.

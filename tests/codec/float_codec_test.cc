@@ -195,6 +195,49 @@ TEST(FloatCodecSizes, FirstBlockSearchEstimatesTheBlock) {
   }
 }
 
+// A first block of integers (counts with a long tail, also all multiples of ten) takes the pair
+// that multiplies by one without ranking the others, and it packs them as small as the pair the
+// ranked search takes for integers; a sample with one fraction or a -0.0 is ranked as before.
+TEST(FloatCodecSizes, IntegerFirstBlocksMultiplyByOne) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(11);
+  std::vector<double> counts(1024), tens(1024);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const auto c = static_cast<double>((rng() % 200) * (rng() % 16 == 0 ? 50 : 1));
+    counts[i] = c;
+    tens[i] = c * 10;
+  }
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  SeriesHint hint;
+  const AlpChoice c = SearchAlpExponents<double>(counts, hint, *ws, 64, true);
+  EXPECT_EQ(c.exponent, 0);
+  EXPECT_EQ(c.factor, 0);
+  EXPECT_GT(c.sampled_bits_per_value, 0);
+  FloatEncoding chosen{};
+  const std::size_t bytes =
+      EncodeAlp<double, false>(counts, c.exponent, c.factor, c.mode, *ws, buf, &chosen);
+  const std::size_t ranked_pair =
+      EncodeAlp<double, false>(counts, 14, 14, AlpMode::kSmaller, *ws, buf, &chosen);
+  EXPECT_LE(bytes, ranked_pair);
+  SeriesHint tens_hint;
+  const AlpChoice t = SearchAlpExponents<double>(tens, tens_hint, *ws, 64, true);
+  EXPECT_EQ(t.exponent, 0);
+  EXPECT_EQ(t.factor, 0);
+  for (const double odd : {0.5, -0.0}) {
+    std::vector<double> mixed = counts;
+    for (std::size_t i = 0; i < mixed.size(); i += 16) mixed[i] = odd;  // every sampled slot
+    SeriesHint mixed_hint;
+    const AlpChoice m = SearchAlpExponents<double>(mixed, mixed_hint, *ws, 64, true);
+    EXPECT_FALSE(m.exponent == 0 && m.factor == 0) << odd;
+  }
+  std::vector<double> back(counts.size());
+  SeriesHint fresh;
+  const EncodeResult r = EncodeDoubles(counts, fresh, *ws, buf);
+  ASSERT_TRUE(
+      Decode<double>(std::span<const std::uint8_t>(buf.data(), r.bytes), std::span(back), *ws).ok());
+  EXPECT_TRUE(BitEqual<double>(counts, back));
+}
+
 // A hint saved with a checkpointed head loads back field for field; bytes of another format, a
 // short buffer or values no encoder writes are refused and leave the caller's hint alone.
 TEST(SavedHint, RoundTripsAndRefusesWhatNoEncoderWrites) {
