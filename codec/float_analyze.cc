@@ -184,6 +184,17 @@ void RankCheapest(const std::uint64_t* costs, const std::uint8_t* exponents,
   }
 }
 
+// A first block's pair with the search's estimate: the cheaper of the plain sample and the delta
+// window, and plain coding when delta is far behind.
+AlpChoice SampledChoice(unsigned e, unsigned f, double plain_per_value, double delta_per_value) {
+  AlpChoice choice{static_cast<std::uint8_t>(e), static_cast<std::uint8_t>(f)};
+  choice.sampled_bits_per_value = std::min(plain_per_value, delta_per_value);
+  choice.mode = delta_per_value > plain_per_value + plain_per_value / kDeltaFarBehindDivisor
+                    ? AlpMode::kPlain
+                    : AlpMode::kSmaller;
+  return choice;
+}
+
 // A first block whose sample is all integers (counts, sizes, codes: every monitoring system's
 // counters) needs no ranking: ALP's integers are the values themselves, and (0, 0), which
 // multiplies by one, gives them back exactly (below 2^52; -0.0 is no integer here, ALP keeps it
@@ -214,12 +225,7 @@ std::optional<AlpChoice> IntegerSampleChoice(std::span<const T> values, const T*
     hint.factor[k] = k == 0 ? 0 : kEmptySlot;
   }
   hint.blocks_since_search = 0;
-  AlpChoice choice{0, 0};
-  choice.sampled_bits_per_value = std::min(plain_per_value, delta_per_value);
-  choice.mode = delta_per_value > plain_per_value + plain_per_value / kDeltaFarBehindDivisor
-                    ? AlpMode::kPlain
-                    : AlpMode::kSmaller;
-  return choice;
+  return SampledChoice(0, 0, plain_per_value, delta_per_value);
 }
 
 // How the full search judges its finalists: on its sample only (a series' first block, which
@@ -339,15 +345,11 @@ AlpChoice FullSearch(std::span<const T> values, double rival_bits_per_value, Fin
   }
   hint.blocks_since_search = 0;
   const Candidate& winner = best[order[0]];
-  AlpChoice choice{winner.e, winner.f};
+  // The estimate is the sample's best pair's: none when the block chose another.
   if (order[0] == 0 && best[0].cost != UINT64_MAX) {
-    // The estimate is the sample's best pair's, which the block was not judged against.
-    choice.sampled_bits_per_value = estimate;
-    choice.mode = delta_per_value > plain_per_value + plain_per_value / kDeltaFarBehindDivisor
-                      ? AlpMode::kPlain
-                      : AlpMode::kSmaller;
+    return SampledChoice(winner.e, winner.f, plain_per_value, delta_per_value);
   }
-  return choice;
+  return {winner.e, winner.f};
 }
 
 // The best of the hint's pairs on the sample, judged as the warm search tries them: the favourite

@@ -510,22 +510,22 @@ bool StrideBlockBaseline(const double* first_at, const double* last_at, std::siz
   return StrideBlockAs<kCounter, 0>(first_at, last_at, stride, count, shape, out, present);
 }
 
-// Samples and steps on one grid, steps a whole number `stride` of intervals apart (a dashboard's
-// 60 s steps over 30 s samples): every window that the samples cover at both edges has the same
-// shape, and its edges are stride samples after the previous window's. Those windows take a
-// branch-free loop over the values, in blocks of kStrideBlock; a block that holds a counter
-// reset or a possible zero point, and the windows at the ends of the data, take RegularWindows.
-// The results are RegularWindows' bit for bit (the same operations on the same shape).
+// Samples and steps on one grid (`edges` at the first step), steps a whole number `stride` of
+// intervals apart (a dashboard's 60 s steps over 30 s samples): every window that the samples
+// cover at both edges has the same shape, and its edges are stride samples after the previous
+// window's. Those windows take a branch-free loop over the values, in blocks of kStrideBlock;
+// in a block, the windows over a counter reset or with a possible zero point are redone with
+// RegularWindows' body and the same shape, and the windows at the ends of the data take
+// RegularWindows. The results are RegularWindows' bit for bit (the same operations on the same
+// shape).
 template <bool kCounter, bool kRate>
 void StridedWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
                     std::span<const std::int64_t> ends, std::int64_t range_ns,
-                    std::span<const std::uint32_t> reset_at, double window, double* out,
+                    std::span<const std::uint32_t> reset_at, double window,
+                    const GridEdges& edges, std::int64_t stride, double* out,
                     std::uint8_t* present) {
   constexpr std::size_t kStrideBlock = 64;
   const std::size_t steps = ends.size();
-  const GridEdges edges(ts, ends, range_ns);
-  std::int64_t stride = 0;
-  edges.Strided(&stride);
   const auto n = static_cast<std::int64_t>(ts.size());
   // Window i holds samples [first0 + i * stride, last0 + i * stride]; whole when first0 + i *
   // stride >= 0 and last0 + i * stride < n.
@@ -657,11 +657,12 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
     if (!GridEdges::Applies(ts, ends, range_ns)) {
       RegularWindowsOf<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0,
                                         WalkedEdges(ts, range_ns), 0, steps, out, present);
-    } else if (GridEdges(ts, ends, range_ns).Strided(&stride)) {
-      StridedWindows<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0, out, present);
+    } else if (const GridEdges grid(ts, ends, range_ns); grid.Strided(&stride)) {
+      StridedWindows<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0, grid, stride, out,
+                                      present);
     } else {
-      RegularWindowsOf<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0,
-                                        GridEdges(ts, ends, range_ns), 0, steps, out, present);
+      RegularWindowsOf<kCounter, kRate>(ts, vs, ends, range_ns, reset_at, window0, grid, 0, steps,
+                                        out, present);
     }
     return;
   }

@@ -165,29 +165,21 @@ TEST(FloatCodecSizes, FirstBlockSearchEstimatesTheBlock) {
     noise[i] = std::bit_cast<double>((rng() >> 12) | 0x3ff0000000000000ull);
   }
   std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
-  {
+  // The first block's search, its estimate against the block ALP writes with its pair and mode.
+  const auto estimated = [&](const std::vector<double>& v, FloatEncoding written) {
     SeriesHint hint;
-    const AlpChoice c = SearchAlpExponents<double>(walk, hint, *ws, 64, true);
-    ASSERT_GT(c.sampled_bits_per_value, 0);
-    EXPECT_EQ(c.mode, AlpMode::kSmaller);
+    const AlpChoice c = SearchAlpExponents<double>(v, hint, *ws, 64, true);
+    EXPECT_GT(c.sampled_bits_per_value, 0);
     FloatEncoding chosen{};
     const std::size_t bytes =
-        EncodeAlp<double, false>(walk, c.exponent, c.factor, c.mode, *ws, buf, &chosen);
-    EXPECT_EQ(chosen, FloatEncoding::kAlpDelta);
+        EncodeAlp<double, false>(v, c.exponent, c.factor, c.mode, *ws, buf, &chosen);
+    EXPECT_EQ(chosen, written);
     const double real = static_cast<double>(bytes - kAlpHeaderBytes) * 8 / 1024;
     EXPECT_NEAR(c.sampled_bits_per_value, real, real / 4);
-  }
-  {
-    SeriesHint hint;
-    const AlpChoice c = SearchAlpExponents<double>(scattered, hint, *ws, 64, true);
-    ASSERT_GT(c.sampled_bits_per_value, 0);
-    FloatEncoding chosen{};
-    const std::size_t bytes =
-        EncodeAlp<double, false>(scattered, c.exponent, c.factor, c.mode, *ws, buf, &chosen);
-    EXPECT_EQ(chosen, FloatEncoding::kAlp);
-    const double real = static_cast<double>(bytes - kAlpHeaderBytes) * 8 / 1024;
-    EXPECT_NEAR(c.sampled_bits_per_value, real, real / 4);
-  }
+    return c;
+  };
+  EXPECT_EQ(estimated(walk, FloatEncoding::kAlpDelta).mode, AlpMode::kSmaller);
+  estimated(scattered, FloatEncoding::kAlp);
   {
     SeriesHint hint;
     const AlpChoice c = SearchAlpExponents<double>(noise, hint, *ws, 8, true);
