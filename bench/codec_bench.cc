@@ -2,12 +2,14 @@
 // 1024 values, on synthetic patterns and on data files, measured first and then verified.
 //
 //   codec-bench [--type float|double]
-//               [--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|all]
+//               [--codec
+//               alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|alp_huffman|all]
 //               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
 //               [--blocks N] [--isa scalar|avx2|avx512] [--cold] [--cpuprofile FILE]
 //
 // --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive, alp_zstd,
-// alp_radix, alp_rice or dictionary); --codec dictionary, alp_radix and alp_rice force that
+// alp_radix, alp_rice, alp_huffman or dictionary); --codec dictionary, alp_radix, alp_rice and
+// alp_huffman force that
 // encoding (raw when it cannot shrink the block).
 // --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
 // also for multi-block files; without it each data set keeps one hint across its blocks.
@@ -48,7 +50,17 @@ constexpr std::size_t kBlock = kBlockCapacity;
 // Each timing repeats the whole data set until at least this many values went through.
 constexpr std::size_t kMinValuesPerTiming = 4u << 20;
 
-enum class Codec { kAlp, kGorilla, kXor, kAdaptive, kCompact, kDictionary, kAlpRadix, kAlpRice };
+enum class Codec {
+  kAlp,
+  kGorilla,
+  kXor,
+  kAdaptive,
+  kCompact,
+  kDictionary,
+  kAlpRadix,
+  kAlpRice,
+  kAlpHuffman
+};
 
 // --cold: a fresh hint for every block. Set once by main before any measurement.
 bool g_cold_hints = false;
@@ -62,6 +74,8 @@ const char* CodecName(Codec c) {
     case Codec::kDictionary: return "dictionary";
     case Codec::kAlpRadix: return "alp_radix";
     case Codec::kAlpRice: return "alp_rice";
+    case Codec::kAlpHuffman:
+      return "alp_huffman";
   }
   return "?";
 }
@@ -77,13 +91,14 @@ struct Options {
 };
 
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr,
-               "codec-bench: %s\nusage: codec-bench [--type float|double] "
-               "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|all] "
-               "[--pattern decimal|smooth|random|constant|all] "
-               "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
-               "[--cpuprofile FILE]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "codec-bench: %s\nusage: codec-bench [--type float|double] "
+      "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|alp_huffman|all] "
+      "[--pattern decimal|smooth|random|constant|all] "
+      "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
+      "[--cpuprofile FILE]\n",
+      why);
   std::exit(2);
 }
 
@@ -110,11 +125,16 @@ Options Parse(int argc, char** argv) {
       else if (v == "dictionary") o.codecs.push_back(Codec::kDictionary);
       else if (v == "alp_radix") o.codecs.push_back(Codec::kAlpRadix);
       else if (v == "alp_rice") o.codecs.push_back(Codec::kAlpRice);
+      else if (v == "alp_huffman")
+        o.codecs.push_back(Codec::kAlpHuffman);
       else if (v == "all") {
-        o.codecs = {Codec::kAlp,     Codec::kGorilla, Codec::kXor,       Codec::kAdaptive,
-                    Codec::kCompact, Codec::kDictionary, Codec::kAlpRadix, Codec::kAlpRice};
-      }
-      else Usage("--codec takes alp, gorilla, xor, adaptive, compact, dictionary, alp_radix, alp_rice or all");
+        o.codecs = {Codec::kAlp,      Codec::kGorilla, Codec::kXor,
+                    Codec::kAdaptive, Codec::kCompact, Codec::kDictionary,
+                    Codec::kAlpRadix, Codec::kAlpRice, Codec::kAlpHuffman};
+      } else
+        Usage(
+            "--codec takes alp, gorilla, xor, adaptive, compact, dictionary, alp_radix, alp_rice, "
+            "alp_huffman or all");
     } else if (arg == "--pattern") {
       const std::string v = value();
       pattern_given = true;
@@ -209,6 +229,8 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kDictionary: return EncodeDoublesAs(FloatEncoding::kDictionary, v, hint, ws, out);
       case Codec::kAlpRadix: return EncodeDoublesAs(FloatEncoding::kAlpRadix, v, hint, ws, out);
       case Codec::kAlpRice: return EncodeDoublesAs(FloatEncoding::kAlpRice, v, hint, ws, out);
+      case Codec::kAlpHuffman:
+        return EncodeDoublesAs(FloatEncoding::kAlpHuffman, v, hint, ws, out);
     }
   } else {
     switch (codec) {
@@ -220,6 +242,8 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kDictionary: return EncodeFloatsAs(FloatEncoding::kDictionary, v, hint, ws, out);
       case Codec::kAlpRadix: return EncodeFloatsAs(FloatEncoding::kAlpRadix, v, hint, ws, out);
       case Codec::kAlpRice: return EncodeFloatsAs(FloatEncoding::kAlpRice, v, hint, ws, out);
+      case Codec::kAlpHuffman:
+        return EncodeFloatsAs(FloatEncoding::kAlpHuffman, v, hint, ws, out);
     }
   }
   return {};

@@ -175,8 +175,9 @@ Status CheckDirectory(std::span<const std::uint8_t> chunk, const ChunkHeader& h)
 
 bool IsCompactEncoding(std::uint8_t value_encoding) {
   using codec::FloatEncoding;
-  for (FloatEncoding e : {FloatEncoding::kAlpZstd, FloatEncoding::kDictionary,
-                          FloatEncoding::kAlpRadix, FloatEncoding::kAlpRice}) {
+  for (FloatEncoding e :
+       {FloatEncoding::kAlpZstd, FloatEncoding::kDictionary, FloatEncoding::kAlpRadix,
+        FloatEncoding::kAlpRice, FloatEncoding::kAlpHuffman}) {
     if (value_encoding == static_cast<std::uint8_t>(e)) return true;
   }
   return false;

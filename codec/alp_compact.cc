@@ -56,6 +56,7 @@
 #include <cstring>
 #include <string>
 
+#include "codec/alp_compact_internal.h"
 #include "codec/alp_constants.h"
 #include "codec/bit_packing.h"
 #include "codec/float_encodings.h"
@@ -75,21 +76,8 @@ struct ZstdContexts {
 
 Workspace::~Workspace() { delete zstd; }
 
-namespace {
+namespace compact {
 
-constexpr std::uint8_t kDeltaFlag = 1;
-// kAlpRice only: the deltas are zigzagged (no base).
-constexpr std::uint8_t kZigZagFlag = 2;
-// kAlpRice only, with kDeltaFlag on a full block: 1024 codes, the first a placeholder (ignored),
-// so that the low bits take FFOR's interleaved layout (one code more: k + 1 bits).
-constexpr std::uint8_t kPlaceholderFlag = 4;
-// kAlpRice only, with the three flags above: codes 2 .. 1023 are zigzagged second differences
-// (the first delta is a header varint, code 1 a second placeholder 0).
-constexpr std::uint8_t kSecondOrderFlag = 8;
-// Any compact encoding: some values that ALP's multiplications do not give back are their
-// integer divided by 10^(exponent - factor) (a division is correctly rounded, as the parse of the
-// decimal text they came from was), listed after the exceptions (see DividedValue).
-constexpr std::uint8_t kDividedFlag = 16;
 // The largest Rice parameter (ALP integers and their deltas need fewer bits).
 constexpr unsigned kMaxRiceK = 56;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
@@ -104,26 +92,6 @@ constexpr std::size_t kMaxVarint64Bytes = 10;
 ZstdContexts& Contexts(Workspace& ws) {
   if (ws.zstd == nullptr) ws.zstd = new ZstdContexts();
   return *ws.zstd;
-}
-
-std::uint64_t ZigZag(std::int64_t v) {
-  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
-}
-std::int64_t UnZigZag(std::uint64_t u) {
-  return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1);
-}
-
-std::size_t VarintBytes(std::uint64_t u) {
-  return u == 0 ? 1 : (static_cast<std::size_t>(std::bit_width(u)) + 6) / 7;
-}
-
-std::uint8_t* PutVarint(std::uint64_t u, std::uint8_t* p) {
-  while (u >= 0x80) {
-    *p++ = static_cast<std::uint8_t>(u | 0x80);
-    u >>= 7;
-  }
-  *p++ = static_cast<std::uint8_t>(u);
-  return p;
 }
 
 // One varint of at most kMaxVarint64Bytes bytes from [*p, end), advancing *p; false when it is
@@ -258,20 +226,10 @@ void WriteExceptions(std::span<const T> values, const Workspace& ws, std::size_t
   StoreLe<std::uint16_t>(q + 2 * ws.divided_count, static_cast<std::uint16_t>(ws.divided_count));
 }
 
-struct CompactHeader {
-  unsigned exponent = 0;
-  unsigned factor = 0;
-  unsigned flags = 0;
-  bool delta = false;
-  std::size_t exceptions = 0;
-  std::size_t divided = 0;
-  std::size_t tail = 0;  // TailBytes
-};
-
 // Checks the fixed fields both compact encodings start with.
 template <typename T>
 Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
-                         CompactHeader* h, std::uint32_t allowed_flags = kDeltaFlag | kDividedFlag) {
+                         CompactHeader* h, std::uint32_t allowed_flags) {
   h->exponent = src[kAlpZstdExponentOffset];
   h->factor = src[kAlpZstdFactorOffset];
   const unsigned flags = src[kAlpZstdFlagsOffset];
@@ -346,7 +304,22 @@ Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
   return Status::OK();
 }
 
-}  // namespace
+#define INGOT_COMPACT_INSTANTIATE(T)                                                            \
+  template bool CompactAlpInts<T>(std::span<const T>, unsigned, unsigned, Workspace&,           \
+                                  simd::AlpEncodeStats*) noexcept;                              \
+  template void WriteExceptions<T>(std::span<const T>, const Workspace&, std::size_t,           \
+                                   std::uint8_t*);                                              \
+  template Status ReadCompactHeader<T>(std::span<const std::uint8_t>, std::size_t, const char*, \
+                                       CompactHeader*, std::uint32_t);                          \
+  template Status FinishCompactDecode<T>(std::uint64_t*, const CompactHeader&,                  \
+                                         const std::uint8_t*, std::span<T>, const char*);
+INGOT_COMPACT_INSTANTIATE(double)
+INGOT_COMPACT_INSTANTIATE(float)
+#undef INGOT_COMPACT_INSTANTIATE
+
+}  // namespace compact
+
+using namespace compact;  // NOLINT(google-build-using-namespace): this file's own helpers
 
 template <typename T>
 std::size_t EncodeAlpZstd(std::span<const T> values, unsigned exponent, unsigned factor,

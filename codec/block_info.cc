@@ -42,8 +42,10 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
     }
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kAlpRadix:
-    case FloatEncoding::kAlpRice: {
+    case FloatEncoding::kAlpRice:
+    case FloatEncoding::kAlpHuffman: {
       static_assert(kAlpRadixHeaderBytes == kAlpRiceHeaderBytes);
+      static_assert(kAlpRadixHeaderBytes == kAlpHuffmanHeaderBytes);
       const std::size_t header = info->encoding == FloatEncoding::kAlpZstd ? kAlpZstdHeaderBytes
                                                                            : kAlpRadixHeaderBytes;
       if (src.size() < header) return TooShort(info->encoding, src.size(), header);

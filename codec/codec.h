@@ -33,10 +33,12 @@ enum class FloatEncoding : std::uint8_t {
   kXorGroups = 6,
   kAlpZstd = 7,     // ALP integers as varints through zstd (background rewrites)
   kDictionary = 8,  // distinct values as a nested block, then indexes (background rewrites)
-  kAlpRadix = 9,    // ALP integers as digits of their range, several to a field (background rewrites)
-  kAlpRice = 10,    // ALP integers (gaps, deltas or offsets) Rice-coded (background rewrites)
+  kAlpRadix = 9,  // ALP integers as digits of their range, several to a field (background rewrites)
+  kAlpRice = 10,  // ALP integers (gaps, deltas or offsets) Rice-coded (background rewrites)
+  kAlpHuffman =
+      11,  // ALP integers: Huffman-coded bit lengths and the bits below (background rewrites)
 };
-inline constexpr int kFloatEncodingCount = 11;
+inline constexpr int kFloatEncodingCount = 12;
 
 // A short stable name ("alp", "gorilla", ...) for metrics and reports.
 const char* FloatEncodingName(FloatEncoding e) noexcept;
@@ -59,10 +61,12 @@ EncodeResult EncodeDoubles(std::span<const double> values, SeriesHint& hint, Wor
 EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Workspace& ws,
                           std::span<std::uint8_t> out) noexcept;
 
-// Encodes for long-term storage: EncodeDoubles' choice, ALP through zstd (kAlpZstd), ALP as radix
-// digits (kAlpRadix), ALP as Rice codes (kAlpRice) or a dictionary of the distinct values
-// (kDictionary), whichever is smallest. Several times slower than EncodeDoubles: meant for
-// background rewrites of sealed chunks, not the ingest path. REQUIRES: as for EncodeDoubles.
+// Encodes for long-term storage: EncodeDoubles' choice, ALP as radix digits (kAlpRadix), as Rice
+// codes (kAlpRice), as Huffman-coded bit lengths (kAlpHuffman) or through zstd (kAlpZstd), or a
+// dictionary of the distinct values (kDictionary), whichever is smallest; an encoding that decodes
+// slower than a smaller-or-equal faster one must save 1/32 of the block more. Several times slower
+// than EncodeDoubles: meant for background rewrites of sealed chunks, not the ingest path.
+// REQUIRES: as for EncodeDoubles.
 EncodeResult EncodeDoublesCompact(std::span<const double> values, SeriesHint& hint, Workspace& ws,
                                   std::span<std::uint8_t> out) noexcept;
 

@@ -183,7 +183,9 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kAlpZstd:  // the compact encodings are not candidates of the chooser
     case FloatEncoding::kDictionary:
     case FloatEncoding::kAlpRadix:
-    case FloatEncoding::kAlpRice: break;
+    case FloatEncoding::kAlpRice:
+    case FloatEncoding::kAlpHuffman:
+      break;
   }
   return 0;
 }
@@ -409,7 +411,9 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kDictionary:
     case FloatEncoding::kAlpRadix:
-    case FloatEncoding::kAlpRice: break;
+    case FloatEncoding::kAlpRice:
+    case FloatEncoding::kAlpHuffman:
+      break;
   }
   return 0;
 }
@@ -439,7 +443,9 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kDictionary:
     case FloatEncoding::kAlpRadix:
-    case FloatEncoding::kAlpRice: break;
+    case FloatEncoding::kAlpRice:
+    case FloatEncoding::kAlpHuffman:
+      break;
   }
   return SIZE_MAX;
 }
@@ -479,7 +485,9 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kDictionary:
     case FloatEncoding::kAlpRadix:
-    case FloatEncoding::kAlpRice: break;
+    case FloatEncoding::kAlpRice:
+    case FloatEncoding::kAlpHuffman:
+      break;
   }
   if (candidate_bytes == 0) return false;
   std::memcpy(out.data(), ws.bytes, candidate_bytes);
@@ -770,14 +778,19 @@ std::size_t EncodeCompactAlp(FloatEncoding encoding, std::span<const T> values,
   switch (encoding) {
     case FloatEncoding::kAlpZstd: return EncodeAlpZstd<T>(values, alp.exponent, alp.factor, ws, out);
     case FloatEncoding::kAlpRice: return EncodeAlpRice<T>(values, alp.exponent, alp.factor, ws, out);
+    case FloatEncoding::kAlpHuffman:
+      return EncodeAlpHuffman<T>(values, alp.exponent, alp.factor, ws, out);
     default: return EncodeAlpRadix<T>(values, alp.exponent, alp.factor, ws, out);
   }
 }
 
-// EncodeDoubles' choice, or ALP as radix digits and (with_entropy) ALP as Rice codes or through
-// zstd, when one of them is smaller. Without the entropy coders only an ALP choice is tried
-// again: the search of a block that the chooser did not write as ALP is not repeated for the
-// cheap candidate.
+// The share of a block (1/32) that an encoding decoding slower than the best so far must save.
+constexpr std::size_t kSlowerDecodeMargin = 32;
+
+// EncodeDoubles' choice, or ALP as radix digits and (with_entropy) ALP as Rice codes, Huffman
+// codes or through zstd, when one of them is smaller. Without the entropy coders only an ALP choice
+// is tried again: the search of a block that the chooser did not write as ALP is not repeated for
+// the cheap candidate.
 EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHint& hint,
                                         Workspace& ws, std::span<std::uint8_t> out,
                                         bool with_entropy) {
@@ -793,18 +806,22 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
   const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
   EncodeResult best = chosen;
   // Each candidate goes to ws.bytes, bounded by the best so far, and replaces it when it fits.
-  const auto consider = [&](FloatEncoding encoding) {
-    const std::size_t room = std::min(best.bytes - 1, sizeof ws.bytes);
+  // One that decodes slower than those before it (Huffman about twice Rice's time, zstd about
+  // twice Huffman's) must also save kSlowerDecodeMargin of the block.
+  const auto consider = [&](FloatEncoding encoding, bool slower) {
+    const std::size_t margin = slower ? best.bytes / kSlowerDecodeMargin : 0;
+    const std::size_t room = std::min(best.bytes - 1 - margin, sizeof ws.bytes);
     const std::span<std::uint8_t> scratch(ws.bytes, room);
     const std::size_t bytes = EncodeCompactAlp(encoding, values, alp, ws, scratch);
     if (bytes == 0 || bytes >= best.bytes) return;
     std::memcpy(out.data(), ws.bytes, bytes);
     best = {bytes, encoding};
   };
-  consider(FloatEncoding::kAlpRadix);
+  consider(FloatEncoding::kAlpRadix, false);
   if (with_entropy) {
-    consider(FloatEncoding::kAlpRice);
-    consider(FloatEncoding::kAlpZstd);
+    consider(FloatEncoding::kAlpRice, false);
+    consider(FloatEncoding::kAlpHuffman, true);
+    consider(FloatEncoding::kAlpZstd, true);
   }
   return best;
 }
@@ -874,7 +891,8 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
     case FloatEncoding::kXorGroups: bytes = EncodeXorGroups<T, false>(values, bounded); break;
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kAlpRadix:
-    case FloatEncoding::kAlpRice: {
+    case FloatEncoding::kAlpRice:
+    case FloatEncoding::kAlpHuffman: {
       const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
       bytes = EncodeCompactAlp(encoding, values, alp, ws, bounded);
       break;
@@ -906,6 +924,8 @@ const char* FloatEncodingName(FloatEncoding e) noexcept {
     case FloatEncoding::kDictionary: return "dictionary";
     case FloatEncoding::kAlpRadix: return "alp_radix";
     case FloatEncoding::kAlpRice: return "alp_rice";
+    case FloatEncoding::kAlpHuffman:
+      return "alp_huffman";
   }
   return "unknown";
 }

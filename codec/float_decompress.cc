@@ -458,6 +458,8 @@ Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspac
       return DecodeAlpRadix(src, out, ws);
     case FloatEncoding::kAlpRice:
       return DecodeAlpRice(src, out, ws);
+    case FloatEncoding::kAlpHuffman:
+      return DecodeAlpHuffman(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }

@@ -55,6 +55,9 @@ inline constexpr std::size_t kAlpRadixHeaderBytes = kAlpZstdBaseOffset;
 // ALP Rice-coded: the same fixed fields, then varints, the Rice parameter and the bit stream (see
 // codec/alp_compact.cc).
 inline constexpr std::size_t kAlpRiceHeaderBytes = kAlpZstdBaseOffset;
+// ALP Huffman-coded: the same fixed fields, then varints, the code and the segments (see
+// codec/alp_huffman.cc).
+inline constexpr std::size_t kAlpHuffmanHeaderBytes = kAlpZstdBaseOffset;
 
 // ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;

@@ -1,6 +1,6 @@
 // Workspace: caller-owned scratch memory for encoding and decoding blocks.
 //
-// One per thread; reused for every block so that the codec never allocates per block. About 60 KiB:
+// One per thread; reused for every block so that the codec never allocates per block. About 70 KiB:
 // keep it on the heap or in a long-lived object rather than on a small stack.
 // Thread safety: not thread-safe; use one Workspace per thread.
 #pragma once
@@ -38,6 +38,10 @@ class Workspace {
   alignas(64) std::uint64_t exception_bitmap[kLanes / 64];
   // A second encoded block (the runner-up candidate) or a zero-padded copy of an input stream.
   alignas(64) std::uint8_t bytes[kScratchBytes];
+  // A copy of an input bit stream with room for a reader that runs up to kStreamSlack bytes past
+  // its end without a bounds check per read (codec/alp_huffman.cc).
+  static constexpr int kStreamSlack = 1024;
+  alignas(64) std::uint8_t stream[kScratchBytes + kStreamSlack];
   // zstd's compression and decompression contexts, made on first use by the entropy-coded
   // encoding (codec/alp_zstd.cc) and kept for the Workspace's life.
   ZstdContexts* zstd = nullptr;

@@ -38,6 +38,35 @@ struct AlpEncodeStats {
   std::int64_t hi = 0;
 };
 
+// huffman_segments' work: `segments` (1..kHuffmanMaxSegments) bit streams of `count` codes
+// each, segment s from bit pos[s] of `buf` (bit 0 of byte 0 first). A code is read from the 8
+// bytes at its bit position's byte, shifted down by the position's low 3 bits (`buf` must be
+// readable that far: up to 57 bits a code). Entry j = bits & mask of `entries` gives its code
+// bits, the bits below its number's leading one (<= 46) and both together, and leads[j] the
+// leading one (0 for the number 0): the number is the leading one above the low bits that follow
+// the code; x + add, or x unzigzagged (zigzag), goes to ints[kHuffmanSegmentValues * s + i] for
+// code i of segment s. pos[s] ends after segment s's last code. Wrapping arithmetic.
+inline constexpr std::size_t kHuffmanMaxSegments = 8;
+inline constexpr std::size_t kHuffmanSegmentValues = 128;
+struct HuffmanEntry {
+  std::uint8_t code_bits;
+  std::uint8_t low_bits;
+  std::uint8_t total_bits;
+  std::uint8_t unused;
+};
+struct HuffmanSegments {
+  const std::uint8_t* buf;
+  const HuffmanEntry* entries;
+  const std::uint64_t* leads;
+  std::uint64_t mask;
+  std::uint64_t add;
+  bool zigzag;
+  std::size_t segments;
+  std::size_t count;
+  std::uint64_t* pos;
+  std::uint64_t* ints;
+};
+
 struct Kernels {
   IsaLevel level;
   const char* name;
@@ -173,6 +202,9 @@ struct Kernels {
   // load whole 64-byte chunks and 8 bytes at each varint).
   bool (*decode_varints)(const std::uint8_t* bytes, std::size_t size, std::size_t n,
                          std::uint64_t* out);
+
+  // The codes of kAlpHuffman segments (codec/alp_huffman.cc), all segments advanced in one loop.
+  void (*huffman_segments)(const HuffmanSegments& job);
 };
 
 // The longest varint decode_varints accepts: 56 bits, more than an ALP integer needs.

@@ -39,6 +39,7 @@ constexpr Kernels kScalar = {
     RiceJoin,
     PrefixSum,
     DecodeVarints,
+    HuffmanSegmentsAny,
 };
 
 }  // namespace

@@ -487,7 +487,8 @@ TEST(ChunkGroupTest, ImpossibleGroupHeadersAreCorruption) {
 bool IsCompact(std::uint8_t e) {
   using F = codec::FloatEncoding;
   const auto is = [e](F f) { return e == static_cast<std::uint8_t>(f); };
-  return is(F::kAlpZstd) || is(F::kDictionary) || is(F::kAlpRadix) || is(F::kAlpRice);
+  return is(F::kAlpZstd) || is(F::kDictionary) || is(F::kAlpRadix) || is(F::kAlpRice) ||
+         is(F::kAlpHuffman);
 }
 
 TEST(ChunkGroupTest, RecodeCompactRewritesEveryFloatBlockOnce) {

@@ -238,6 +238,7 @@ TEST_F(ChunkGrouperTest, CompactionsRewriteAGroupsBlocksCompactlyAndExactly) {
                                      compact_blocks += e == codec::FloatEncoding::kAlpZstd ||
                                                        e == codec::FloatEncoding::kAlpRadix ||
                                                        e == codec::FloatEncoding::kAlpRice ||
+                                                       e == codec::FloatEncoding::kAlpHuffman ||
                                                        e == codec::FloatEncoding::kDictionary;
                                    }
                                    return Status::OK();

@@ -15,10 +15,10 @@ using testing::MakePattern;
 using testing::Pattern;
 
 constexpr FloatEncoding kEncodings[] = {
-    FloatEncoding::kRaw,     FloatEncoding::kConstant, FloatEncoding::kAlp,
-    FloatEncoding::kAlpDelta, FloatEncoding::kAlpRd,   FloatEncoding::kGorilla,
-    FloatEncoding::kXorGroups, FloatEncoding::kAlpZstd, FloatEncoding::kDictionary,
-    FloatEncoding::kAlpRadix, FloatEncoding::kAlpRice};
+    FloatEncoding::kRaw,       FloatEncoding::kConstant, FloatEncoding::kAlp,
+    FloatEncoding::kAlpDelta,  FloatEncoding::kAlpRd,    FloatEncoding::kGorilla,
+    FloatEncoding::kXorGroups, FloatEncoding::kAlpZstd,  FloatEncoding::kDictionary,
+    FloatEncoding::kAlpRadix,  FloatEncoding::kAlpRice,  FloatEncoding::kAlpHuffman};
 
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {

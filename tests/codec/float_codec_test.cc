@@ -23,11 +23,11 @@ using testing::MakePattern;
 using testing::Pattern;
 
 constexpr std::size_t kSizes[] = {1, 2, 3, 7, 31, 32, 33, 100, 1000, 1023, 1024};
-constexpr FloatEncoding kForced[] = {FloatEncoding::kRaw,      FloatEncoding::kConstant,
-                                     FloatEncoding::kAlp,      FloatEncoding::kAlpDelta,
-                                     FloatEncoding::kAlpRd,    FloatEncoding::kGorilla,
-                                     FloatEncoding::kXorGroups, FloatEncoding::kDictionary,
-                                     FloatEncoding::kAlpRadix, FloatEncoding::kAlpRice};
+constexpr FloatEncoding kForced[] = {
+    FloatEncoding::kRaw,       FloatEncoding::kConstant,   FloatEncoding::kAlp,
+    FloatEncoding::kAlpDelta,  FloatEncoding::kAlpRd,      FloatEncoding::kGorilla,
+    FloatEncoding::kXorGroups, FloatEncoding::kDictionary, FloatEncoding::kAlpRadix,
+    FloatEncoding::kAlpRice,   FloatEncoding::kAlpHuffman};
 
 template <typename T>
 class FloatCodecTest : public ::testing::Test {

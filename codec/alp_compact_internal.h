@@ -1,0 +1,112 @@
+// Pieces shared by the compact ALP encodings (alp_compact.cc: zstd, radix, Rice; alp_huffman.cc):
+// the integers and exceptions they all start from, their common header fields and flags, the
+// exceptions' tail and the final multiply. Not part of the codec's interface: include from those
+// files only.
+//
+// Thread safety: reentrant; the caller owns every buffer.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "codec/codec.h"
+#include "codec/simd/kernels.h"
+#include "codec/workspace.h"
+#include "config/status.h"
+
+namespace ingot::codec::compact {
+
+// Flags byte (kAlpZstdFlagsOffset) of the compact encodings.
+inline constexpr std::uint8_t kDeltaFlag = 1;
+// kAlpRice and kAlpHuffman: the deltas are zigzagged (no base).
+inline constexpr std::uint8_t kZigZagFlag = 2;
+// kAlpRice and kAlpHuffman, with kDeltaFlag: code 0 is a placeholder 0 (the first integer is a
+// header varint), so that a full block has 1024 codes (Rice: FFOR's interleaved layout for the
+// low bits; Huffman: eight whole segments). Rice sets it on full blocks only.
+inline constexpr std::uint8_t kPlaceholderFlag = 4;
+// kAlpRice and kAlpHuffman, with the three flags above, full blocks only: codes 2 .. 1023 are
+// zigzagged second differences (the first delta is a header varint, code 1 a second placeholder 0).
+inline constexpr std::uint8_t kSecondOrderFlag = 8;
+// Any compact encoding: some values that ALP's multiplications do not give back are their
+// integer divided by 10^(exponent - factor) (a division is correctly rounded, as the parse of the
+// decimal text they came from was), listed after the exceptions (see DividedValue).
+inline constexpr std::uint8_t kDividedFlag = 16;
+
+inline std::uint64_t ZigZag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t UnZigZag(std::uint64_t u) {
+  return static_cast<std::int64_t>(u >> 1) ^ -static_cast<std::int64_t>(u & 1);
+}
+
+inline std::size_t VarintBytes(std::uint64_t u) {
+  return u == 0 ? 1 : (static_cast<std::size_t>(std::bit_width(u)) + 6) / 7;
+}
+
+inline std::uint8_t* PutVarint(std::uint64_t u, std::uint8_t* p) {
+  while (u >= 0x80) {
+    *p++ = static_cast<std::uint8_t>(u | 0x80);
+    u >>= 7;
+  }
+  *p++ = static_cast<std::uint8_t>(u);
+  return p;
+}
+
+// One varint of at most 10 bytes from [*p, end), advancing *p; false when it is truncated, too
+// long or past 64 bits.
+bool GetVarint(const std::uint8_t** p, const std::uint8_t* end, std::uint64_t* u);
+
+std::string N(std::size_t v);
+
+// Status::Corruption naming the encoding and what is wrong.
+Status Corrupt(const char* encoding, const std::string& what);
+
+// The block's ALP integers in ws.ints, each exception's slot repeating the previous integer (the
+// first good one for slot 0), and the exception positions in ws.positions (exceptions that their
+// integer gives back by division stay in the stream, listed in ws.divided). The range of ws.ints
+// is [stats.lo, stats.hi]. False when every value is an exception.
+template <typename T>
+bool CompactAlpInts(std::span<const T> values, unsigned exponent, unsigned factor, Workspace& ws,
+                    simd::AlpEncodeStats* stats) noexcept;
+
+// The bytes after a compact block's streams: the exceptions, then (kDividedFlag) the divided
+// exceptions' positions and their u16 count, the block's last two bytes.
+std::size_t TailBytes(std::size_t exceptions, std::size_t divided, std::size_t value_bytes);
+
+// The fixed fields the compact encodings start with; returns where the rest begins
+// (kAlpZstdBaseOffset).
+std::uint8_t* WriteCompactHeader(std::uint8_t* p, FloatEncoding encoding, std::size_t n,
+                                 unsigned exponent, unsigned factor, bool delta,
+                                 std::size_t exceptions, const Workspace& ws);
+
+// Exception positions, then their values, then the divided ones and their count, at `q`
+// (TailBytes of them).
+template <typename T>
+void WriteExceptions(std::span<const T> values, const Workspace& ws, std::size_t exceptions,
+                     std::uint8_t* q);
+
+struct CompactHeader {
+  unsigned exponent = 0;
+  unsigned factor = 0;
+  unsigned flags = 0;
+  bool delta = false;
+  std::size_t exceptions = 0;
+  std::size_t divided = 0;
+  std::size_t tail = 0;  // TailBytes
+};
+
+// Checks the fixed fields every compact encoding starts with, flags outside `allowed_flags` and
+// the tail's size. REQUIRES: src.size() >= kAlpRadixHeaderBytes.
+template <typename T>
+Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
+                         CompactHeader* h, std::uint32_t allowed_flags = kDeltaFlag | kDividedFlag);
+
+// The values of ALP integers `ints` (mod 2^64), then the exceptions at `positions` (the tail).
+template <typename T>
+Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
+                           const std::uint8_t* positions, std::span<T> out, const char* encoding);
+
+}  // namespace ingot::codec::compact
