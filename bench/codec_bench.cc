@@ -12,7 +12,8 @@
 // alp_huffman force that
 // encoding (raw when it cannot shrink the block).
 // --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
-// also for multi-block files; without it each data set keeps one hint across its blocks.
+// also for multi-block files; without it each data set keeps one hint across its blocks and
+// across the timing passes (a one-block file is then a series that repeats its block).
 //
 // Under the compact row, one line per encoding the compact choice wrote: that encoding's decode
 // time per value against Gorilla's decode of the same blocks (a mix's row averages fast and slow
@@ -269,18 +270,20 @@ struct Run {
   std::vector<std::uint8_t> encoded;
   std::vector<std::size_t> sizes;
   Row row;
+  // The series' hint: kept from one pass over the data to the next (the series goes on), so that
+  // a one-block file is timed warm too; --cold replaces it before every block.
+  SeriesHint hint;
 };
 
-// Encodes every block `reps` times (a fresh hint per pass, as for a new series) and returns the
-// seconds taken.
+// Encodes every block `reps` times and returns the seconds taken.
 template <typename T>
 double TimeEncode(Run<T>& run, const std::vector<T>& data, std::size_t reps, Workspace& ws,
                   bool count_mix) {
   const std::size_t blocks = run.sizes.size();
   const std::size_t slot = MaxEncodedFloatBytes(kBlock, sizeof(T));
+  SeriesHint& hint = run.hint;
   const auto start = Clock::now();
   for (std::size_t r = 0; r < reps; ++r) {
-    SeriesHint hint;
     for (std::size_t b = 0; b < blocks; ++b) {
       if (g_cold_hints) hint = SeriesHint{};
       const std::size_t n = std::min(kBlock, data.size() - b * kBlock);
@@ -494,7 +497,7 @@ bool RunCase(const Options& o, const std::string& type, const std::string& name,
   const bool show_gorilla =
       std::find(o.codecs.begin(), o.codecs.end(), Codec::kGorilla) != o.codecs.end();
   std::vector<Run<T>> runs;
-  for (Codec c : order) runs.push_back(Run<T>{c, {}, {}, {}});
+  for (Codec c : order) runs.push_back(Run<T>{c, {}, {}, {}, {}});
   MeasureAll(runs, data, ws);
   const Row gorilla = runs[0].row;
   bool ok = true;

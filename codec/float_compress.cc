@@ -102,6 +102,21 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   return true;
 }
 
+// Whether some deltas of `ints` already span plain_width bits: every 16th delta's range is
+// within the whole range of the deltas, so delta coding could then not be smaller than plain
+// packing (its header is larger) and the pass over all deltas is skipped. Noisy series (prices,
+// readings) skip it; smooth ones, whose deltas are narrow, take it.
+bool SampledDeltasAsWide(const std::int64_t* ints, std::size_t n, unsigned plain_width) {
+  constexpr std::size_t kDeltaStride = 16;
+  std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (std::size_t i = 1; i < n; i += kDeltaStride) {
+    const std::int64_t d = ints[i] - ints[i - 1];  // below 2^51 in magnitude
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  return BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo)) >= plain_width;
+}
+
 }  // namespace
 
 template <typename T, bool kDryRun>
@@ -137,7 +152,8 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
   unsigned delta_width = 0;
   std::int64_t delta_lo = 0;
   std::size_t delta_bytes = SIZE_MAX;
-  if (mode != AlpMode::kPlain && n >= 2) {
+  if (mode != AlpMode::kPlain && n >= 2 &&
+      (mode == AlpMode::kDelta || !SampledDeltasAsWide(ws.ints, n, plain_width))) {
     // Integers are below 2^50 in magnitude, so their differences cannot overflow.
     std::int64_t* deltas = ws.ints2;
     std::int64_t delta_hi;

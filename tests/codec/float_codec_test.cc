@@ -295,6 +295,35 @@ TEST(FloatCodecSizes, AlpDeltaWinsOnSmallStepGauges) {
   EXPECT_LT(r.bytes, 1024u * 3 / 8 + 64);
 }
 
+// ALP's choice between plain and delta packing skips the pass over all deltas when a sample of
+// them is already as wide as the plain integers; the choice must stay the smaller of the two, on
+// series where delta wins, where it loses and where they are close.
+TEST(FloatCodecSizes, AlpTakesTheSmallerOfPlainAndDelta) {
+  auto ws = std::make_unique<Workspace>();
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  std::size_t delta_wins = 0, plain_wins = 0;
+  for (Pattern p : testing::kAllPatterns) {
+    for (std::uint64_t seed : {1, 2, 3}) {
+      const auto v = MakePattern<double>(p, 1024, seed);
+      SeriesHint hint;
+      const AlpChoice alp = SearchAlpExponents<double>(v, hint, *ws);
+      FloatEncoding chosen;
+      const std::size_t smaller = EncodeAlp<double, true>(v, alp.exponent, alp.factor,
+                                                          AlpMode::kSmaller, *ws, buf, &chosen);
+      const std::size_t plain =
+          EncodeAlp<double, true>(v, alp.exponent, alp.factor, AlpMode::kPlain, *ws, buf, nullptr);
+      const std::size_t delta =
+          EncodeAlp<double, true>(v, alp.exponent, alp.factor, AlpMode::kDelta, *ws, buf, nullptr);
+      if (plain == 0) continue;  // every value an exception
+      EXPECT_EQ(smaller, std::min(plain, delta)) << testing::PatternName(p) << " seed " << seed;
+      delta_wins += delta < plain ? 1 : 0;
+      plain_wins += plain < delta ? 1 : 0;
+    }
+  }
+  EXPECT_GT(delta_wins, 0u);
+  EXPECT_GT(plain_wins, 0u);
+}
+
 TEST(FloatCodecSizes, DecimalsUseAlp) {
   auto ws = std::make_unique<Workspace>();
   SeriesHint hint;
