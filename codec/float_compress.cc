@@ -48,13 +48,8 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   const auto uhi = static_cast<std::uint64_t>(hi);
   std::uint16_t from_low[65] = {};
   std::uint16_t from_high[65] = {};
-  std::size_t sampled = 0;
-  for (std::size_t i = 0; i < n; i += kStride) {
-    const auto v = static_cast<std::uint64_t>(ws.ints[i]);
-    ++from_low[BitWidth(v - ulo)];
-    ++from_high[BitWidth(uhi - v)];
-    ++sampled;
-  }
+  simd::ActiveKernels().width_histograms(ws.ints, n, kStride, ulo, uhi, from_low, from_high);
+  const std::size_t sampled = (n + kStride - 1) / kStride;
   std::size_t best = sampled * width;
   unsigned best_width = width;
   bool best_low = true;

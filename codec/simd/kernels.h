@@ -205,6 +205,13 @@ struct Kernels {
 
   // The codes of kAlpHuffman segments (codec/alp_huffman.cc), all segments advanced in one loop.
   void (*huffman_segments)(const HuffmanSegments& job);
+
+  // For every stride-th of v[0 .. n) (from v[0]): ++low[bit width of v - lo] and
+  // ++high[bit width of hi - v] (unsigned differences; 65 counters each, which the caller zeroes).
+  // ALP's outlier search samples a block's integers this way.
+  void (*width_histograms)(const std::int64_t* v, std::size_t n, std::size_t stride,
+                           std::uint64_t lo, std::uint64_t hi, std::uint16_t* low,
+                           std::uint16_t* high);
 };
 
 // The longest varint decode_varints accepts: 56 bits, more than an ALP integer needs.

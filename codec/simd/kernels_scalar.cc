@@ -40,6 +40,7 @@ constexpr Kernels kScalar = {
     PrefixSum,
     DecodeVarints,
     HuffmanSegmentsAny,
+    WidthHistograms,
 };
 
 }  // namespace

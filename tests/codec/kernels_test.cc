@@ -613,6 +613,32 @@ TEST(KernelsTest, DeltaMinMaxAgrees) {
   }
 }
 
+TEST(KernelsTest, WidthHistogramsCountEverySample) {
+  std::mt19937_64 rng(12);
+  std::vector<std::int64_t> v(1024);
+  for (auto& x : v) x = static_cast<std::int64_t>(rng() >> (rng() % 64));
+  const std::uint64_t lo = 1000, hi = ~std::uint64_t{0} >> 1;
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  for (const Kernels* k : levels) {
+    for (std::size_t n : {1, 2, 9, 100, 1023, 1024}) {
+      for (std::size_t stride : {1, 8}) {
+        std::uint16_t low[65] = {}, high[65] = {}, want_low[65] = {}, want_high[65] = {};
+        for (std::size_t i = 0; i < n; i += stride) {
+          const auto x = static_cast<std::uint64_t>(v[i]);
+          ++want_low[std::bit_width(x - lo)];
+          ++want_high[std::bit_width(hi - x)];
+        }
+        k->width_histograms(v.data(), n, stride, lo, hi, low, high);
+        for (int w = 0; w < 65; ++w) {
+          ASSERT_EQ(low[w], want_low[w]) << k->name << " n " << n << " stride " << stride;
+          ASSERT_EQ(high[w], want_high[w]) << k->name << " n " << n << " stride " << stride;
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void CheckAlpRdSplit(const Kernels& k) {
   using Bits = typename AlpConstants<T>::Bits;
