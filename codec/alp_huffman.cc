@@ -160,8 +160,9 @@ struct Candidate {
   std::uint64_t bits = ~0ull;  // codes and their low bits; ~0 when the stream cannot be coded
 };
 
-// Counts `x`'s categories and builds its code; false (bits ~0) when a number reaches 2^47.
-bool Plan(const std::uint64_t* x, std::size_t count, Candidate* c) {
+// Counts `x`'s categories and builds its code; false (bits ~0) when a number reaches 2^47 or the
+// codes cannot come in under `limit_bits`.
+bool Plan(const std::uint64_t* x, std::size_t count, std::uint64_t limit_bits, Candidate* c) {
   std::uint64_t any = 0;
   for (std::size_t i = 0; i < count; ++i) {
     any |= x[i];
@@ -170,6 +171,11 @@ bool Plan(const std::uint64_t* x, std::size_t count, Candidate* c) {
     ++c->freq[cat];
   }
   c->k = Category(any) + 1;
+  // A code takes at least a bit: the low bits and a bit a code bound the size from below, and the
+  // code is not built when that is already past the limit.
+  std::uint64_t lower = count;
+  for (unsigned i = 0; i < c->k; ++i) lower += std::uint64_t{c->freq[i]} * ExtraBits(i);
+  if (lower > limit_bits) return false;
   BuildLengths(c->freq, c->k, c->lengths);
   // A lone category gets a partner so that the code is complete (one bit each).
   unsigned used = 0, lone = 0;
@@ -260,8 +266,16 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   for (std::size_t i = 0; i < n; ++i) offsets[i] -= lo;
   // The candidate streams: offsets; zigzagged deltas (ws.ints2); deltas above the smallest
   // (ws.bits); second differences of a full block (on the stack). Deltas have the placeholder 0.
+  // Each stream is planned only if it can beat the room and the best stream so far.
   Candidate plain, zigzag, above, second;
-  Plan(offsets, n, &plain);
+  const auto size = [](const Candidate& c) {
+    return c.bits == ~0ull ? ~0ull : c.bits + 8 * TableBytes(c.k);
+  };
+  std::uint64_t limit = 8 * std::uint64_t{out.size()};
+  const auto plan = [&](const std::uint64_t* x, Candidate* c) {
+    if (Plan(x, n, limit, c)) limit = std::min<std::uint64_t>(limit, size(*c));
+  };
+  plan(offsets, &plain);
   auto* deltas = reinterpret_cast<std::uint64_t*>(ws.ints2);
   auto* shifted = ws.bits;
   std::uint64_t changes[kBlockCapacity];
@@ -274,11 +288,11 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
       smallest = std::min(smallest, d);
       deltas[i] = ZigZag(d);
     }
-    Plan(deltas, n, &zigzag);
+    plan(deltas, &zigzag);
     dlo = static_cast<std::uint64_t>(smallest);
     shifted[0] = 0;
     for (std::size_t i = 1; i < n; ++i) shifted[i] = offsets[i] - offsets[i - 1] - dlo;
-    Plan(shifted, n, &above);
+    plan(shifted, &above);
   }
   if (n == kBlockCapacity) {
     first_delta = offsets[1] - offsets[0];
@@ -287,13 +301,10 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
       changes[i] =
           ZigZag(static_cast<std::int64_t>(offsets[i] - 2 * offsets[i - 1] + offsets[i - 2]));
     }
-    Plan(changes, n, &second);
+    plan(changes, &second);
   }
   // The smallest of the four, by its codes and table (the varints and padding differ by a few
   // bytes at most).
-  const auto size = [](const Candidate& c) {
-    return c.bits == ~0ull ? ~0ull : c.bits + 8 * TableBytes(c.k);
-  };
   const Candidate* best = &plain;
   for (const Candidate* c : {&zigzag, &above, &second}) {
     if (size(*c) < size(*best)) best = c;
@@ -312,13 +323,19 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   const std::size_t header = kAlpHuffmanHeaderBytes + (delta ? VarintBytes(first_varint) : 0) +
                              (second_order ? VarintBytes(first_delta_varint) : 0) +
                              (!zigzagged ? VarintBytes(base_varint) : 0) + TableBytes(best->k);
-  // The bound on the codes first (cheap), then the exact size; the decoder copies the segments
-  // into ws.stream.
-  if (header + best->bits / 8 + tail > out.size()) return 0;
-  const std::size_t segment_bytes = SegmentBytes(x, n, *best);
+  // Bounds on the segments' bytes first (padding takes under a byte a segment), the exact size
+  // only when the room is between them; the decoder copies the segments into ws.stream.
+  const std::size_t segments = SegmentCount(n);
+  const std::size_t lengths_bytes = 2 * (segments - 1);
+  if (header + lengths_bytes + best->bits / 8 + tail > out.size()) return 0;
+  std::size_t segment_bytes = lengths_bytes + (best->bits + 7 * segments) / 8;  // at most
   if (header + segment_bytes + tail > out.size() ||
       segment_bytes > sizeof ws.stream - Workspace::kStreamSlack) {
-    return 0;
+    segment_bytes = SegmentBytes(x, n, *best);
+    if (header + segment_bytes + tail > out.size() ||
+        segment_bytes > sizeof ws.stream - Workspace::kStreamSlack) {
+      return 0;
+    }
   }
   std::uint8_t* p = out.data();
   std::uint8_t* q =
