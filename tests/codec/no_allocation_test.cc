@@ -82,6 +82,40 @@ TEST(CodecNoAllocation, DoubleBlocks) { ExpectNoAllocations<double>(); }
 
 TEST(CodecNoAllocation, FloatBlocks) { ExpectNoAllocations<float>(); }
 
+// The compact encodings (background rewrites) read back on the query path: once the Workspace's
+// zstd contexts exist (made on first use), neither rewriting a block nor decoding one allocates.
+TEST(CodecNoAllocation, CompactBlocks) {
+  auto ws = std::make_unique<Workspace>();
+  std::vector<std::vector<double>> inputs;
+  for (auto p : kAllPatterns) inputs.push_back(MakePattern<double>(p, 4 * kBlockCapacity, 7));
+  const std::size_t slot = MaxEncodedFloatBytes(kBlockCapacity, sizeof(double));
+  std::vector<std::uint8_t> encoded(inputs.size() * 4 * slot);
+  std::vector<std::size_t> sizes(inputs.size() * 4);
+  std::vector<double> decoded(kBlockCapacity);
+  bool written[kFloatEncodingCount] = {};
+  const auto pass = [&] {
+    for (std::size_t s = 0; s < inputs.size(); ++s) {
+      SeriesHint hint;
+      for (std::size_t b = 0; b < 4; ++b) {
+        const std::size_t at = s * 4 + b;
+        const std::span<const double> block(inputs[s].data() + b * kBlockCapacity, kBlockCapacity);
+        const EncodeResult r =
+            EncodeDoublesCompact(block, hint, *ws, {encoded.data() + at * slot, slot});
+        sizes[at] = r.bytes;
+        written[static_cast<int>(r.encoding)] = true;
+        EXPECT_TRUE(DecodeDoubles({encoded.data() + at * slot, r.bytes}, decoded, *ws).ok());
+      }
+    }
+  };
+  pass();  // makes the zstd contexts
+  const long before = AllocationCount();
+  pass();
+  EXPECT_EQ(AllocationCount() - before, 0);
+  // The patterns reach the entropy coders, not only the ingest encodings.
+  EXPECT_TRUE(written[static_cast<int>(FloatEncoding::kAlpHuffman)] ||
+              written[static_cast<int>(FloatEncoding::kAlpRice)]);
+}
+
 TEST(CodecNoAllocation, IntegerBlocks) {
   auto ws = std::make_unique<Workspace>();
   std::vector<std::int64_t> regular(kBlockCapacity);
