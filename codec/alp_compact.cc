@@ -189,6 +189,41 @@ std::size_t ExceptionBytes(std::size_t exceptions, std::size_t value_bytes) {
   return exceptions * (2 + value_bytes);
 }
 
+CompactStreams BuildCompactStreams(Workspace& ws, std::size_t n, std::int64_t lo,
+                                   std::uint64_t (&changes)[Workspace::kLanes]) {
+  CompactStreams s;
+  s.lo = static_cast<std::uint64_t>(lo);
+  s.offsets = reinterpret_cast<std::uint64_t*>(ws.ints);
+  for (std::size_t i = 0; i < n; ++i) s.offsets[i] -= s.lo;
+  const std::uint64_t* offsets = s.offsets;
+  if (n >= 2) {
+    s.deltas = reinterpret_cast<std::uint64_t*>(ws.ints2);
+    auto smallest = static_cast<std::int64_t>(offsets[1] - offsets[0]);
+    s.deltas[0] = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      const auto d = static_cast<std::int64_t>(offsets[i] - offsets[i - 1]);
+      smallest = std::min(smallest, d);
+      s.deltas[i] = ZigZag(d);
+    }
+    s.smallest_delta = static_cast<std::uint64_t>(smallest);
+    s.above = ws.bits;
+    s.above[0] = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+      s.above[i] = offsets[i] - offsets[i - 1] - s.smallest_delta;
+    }
+  }
+  if (n == Workspace::kLanes) {
+    s.changes = changes;
+    s.first_delta = offsets[1] - offsets[0];
+    changes[0] = changes[1] = 0;
+    for (std::size_t i = 2; i < n; ++i) {
+      changes[i] =
+          ZigZag(static_cast<std::int64_t>(offsets[i] - 2 * offsets[i - 1] + offsets[i - 2]));
+    }
+  }
+  return s;
+}
+
 // The bytes after a compact block's streams: the exceptions, then (kDividedFlag) the divided
 // exceptions' positions and their u16 count, the block's last two bytes.
 std::size_t TailBytes(std::size_t exceptions, std::size_t divided, std::size_t value_bytes) {
@@ -597,42 +632,18 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   const std::size_t fixed = kAlpRiceHeaderBytes + 1 + tail;
   if (out.size() <= fixed) return 0;
   const std::size_t room_bits = std::min(out.size() - fixed, sizeof ws.packed - 8) * 8;
-  // Offsets from the minimum (ws.ints2 is free for the deltas).
-  auto* offsets = reinterpret_cast<std::uint64_t*>(ws.ints);
-  const auto lo = static_cast<std::uint64_t>(stats.lo);
-  for (std::size_t i = 0; i < n; ++i) offsets[i] -= lo;
-  const RiceChoice plain = ChooseRice(offsets, n, room_bits);
-  // Deltas, zigzagged or above the smallest: recomputed from the offsets (the same differences).
-  auto* deltas = reinterpret_cast<std::uint64_t*>(ws.ints2);
-  RiceChoice zigzag, above;
-  std::uint64_t dlo = 0;
-  if (n > 1) {
-    std::int64_t smallest = 0;
-    for (std::size_t i = 1; i < n; ++i) {
-      const auto d = static_cast<std::int64_t>(offsets[i] - offsets[i - 1]);
-      smallest = i == 1 ? d : std::min(smallest, d);
-      deltas[i - 1] = ZigZag(d);
-    }
-    zigzag = ChooseRice(deltas, n - 1, room_bits);
-    dlo = static_cast<std::uint64_t>(smallest);
-    // Above the smallest delta (mod 2^64, as the decoder adds it back), into ws.bits: ws.ints2
-    // keeps the zigzagged deltas until the choice is made.
-    auto* shifted = reinterpret_cast<std::uint64_t*>(ws.bits);
-    for (std::size_t i = 1; i < n; ++i) shifted[i - 1] = offsets[i] - offsets[i - 1] - dlo;
-    above = ChooseRice(shifted, n - 1, room_bits);
-  }
-  // Second differences of a full block: the zigzagged deltas' changes (mod 2^64, as the decoder
-  // sums them back).
-  RiceChoice second;
+  // The streams (their placeholders are left out here: the Rice codes count from delta 1, and
+  // from change 2).
   std::uint64_t changes[kBlockCapacity];
-  std::uint64_t first_delta = 0;
-  if (n == Workspace::kLanes) {
-    first_delta = offsets[1] - offsets[0];
-    for (std::size_t i = 2; i < n; ++i) {
-      const std::uint64_t change = offsets[i] - 2 * offsets[i - 1] + offsets[i - 2];
-      changes[i - 2] = ZigZag(static_cast<std::int64_t>(change));
-    }
-    second = ChooseRice(changes, n - 2, room_bits);
+  const CompactStreams s = BuildCompactStreams(ws, n, stats.lo, changes);
+  const RiceChoice plain = ChooseRice(s.offsets, n, room_bits);
+  RiceChoice zigzag, above, second;
+  if (s.deltas != nullptr) {
+    zigzag = ChooseRice(s.deltas + 1, n - 1, room_bits);
+    above = ChooseRice(s.above + 1, n - 1, room_bits);
+  }
+  if (s.changes != nullptr) {
+    second = ChooseRice(s.changes + 2, n - 2, room_bits);
     // Code 1, a placeholder 0, costs one more code than the others count.
     if (second.bits != SIZE_MAX) second.bits += second.k + 1;
   }
@@ -644,10 +655,10 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   const bool delta = best != &plain;
   const bool zigzagged = best == &zigzag || best == &second;
   const bool second_order = best == &second;
-  const std::uint64_t* x = best == &plain    ? offsets
-                           : best == &zigzag ? deltas
-                           : best == &second ? changes
-                                             : reinterpret_cast<const std::uint64_t*>(ws.bits);
+  const std::uint64_t* x = best == &plain    ? s.offsets
+                           : best == &zigzag ? s.deltas + 1
+                           : best == &second ? s.changes + 2
+                                             : s.above + 1;
   const unsigned k = best->k;
   // A full block of deltas gets a placeholder code 0 in front (k + 1 bits): 1024 codes, whose
   // low bits take FFOR's interleaved layout and unpack with its kernel. Second differences have
@@ -660,9 +671,10 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   if (unary_bytes > sizeof ws.packed - 8) return 0;
   // The first integer (offsets[0] + lo) and the base, as the decoder adds them back; the block's
   // exact size is checked before anything is written.
-  const std::uint64_t first_varint = ZigZag(static_cast<std::int64_t>(offsets[0] + lo));
-  const std::uint64_t first_delta_varint = ZigZag(static_cast<std::int64_t>(first_delta));
-  const std::uint64_t base_varint = ZigZag(static_cast<std::int64_t>(delta ? dlo : lo));
+  const std::uint64_t first_varint = ZigZag(static_cast<std::int64_t>(s.offsets[0] + s.lo));
+  const std::uint64_t first_delta_varint = ZigZag(static_cast<std::int64_t>(s.first_delta));
+  const std::uint64_t base_varint =
+      ZigZag(static_cast<std::int64_t>(delta ? s.smallest_delta : s.lo));
   const std::size_t header = kAlpRiceHeaderBytes + (delta ? VarintBytes(first_varint) : 0) +
                              (second_order ? VarintBytes(first_delta_varint) : 0) +
                              (!zigzagged ? VarintBytes(base_varint) : 0) + 1;

@@ -72,6 +72,25 @@ template <typename T>
 bool CompactAlpInts(std::span<const T> values, unsigned exponent, unsigned factor, Workspace& ws,
                     simd::AlpEncodeStats* stats) noexcept;
 
+// The integer streams the entropy-coded encodings (alp_rice, alp_huffman) choose between, built
+// from CompactAlpInts' integers (ws.ints, which become the offsets in place). Wrapping
+// arithmetic: the decoders sum the same differences back mod 2^64.
+struct CompactStreams {
+  std::uint64_t* offsets = nullptr;  // ws.ints: each integer minus `lo`
+  // n >= 2: [0] is a placeholder 0, [i] is zigzag(delta i) (ws.ints2), and delta i minus the
+  // smallest delta (ws.bits); nullptr for a single value.
+  std::uint64_t* deltas = nullptr;
+  std::uint64_t* above = nullptr;
+  // Full blocks: [0] and [1] are placeholders 0, [i] is zigzag(delta i - delta i-1) (the caller's
+  // room); nullptr otherwise.
+  std::uint64_t* changes = nullptr;
+  std::uint64_t lo = 0;
+  std::uint64_t smallest_delta = 0;
+  std::uint64_t first_delta = 0;  // delta 1 (full blocks)
+};
+CompactStreams BuildCompactStreams(Workspace& ws, std::size_t n, std::int64_t lo,
+                                   std::uint64_t (&changes)[Workspace::kLanes]);
+
 // The bytes after a compact block's streams: the exceptions, then (kDividedFlag) the divided
 // exceptions' positions and their u16 count, the block's last two bytes.
 std::size_t TailBytes(std::size_t exceptions, std::size_t divided, std::size_t value_bytes);

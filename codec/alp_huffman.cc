@@ -261,13 +261,10 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   if (!CompactAlpInts(values, exponent, factor, ws, &stats)) return 0;
   const std::size_t exceptions = stats.exceptions;
   const std::size_t tail = TailBytes(exceptions, ws.divided_count, sizeof(T));
-  // Offsets from the minimum, in place.
-  auto* offsets = reinterpret_cast<std::uint64_t*>(ws.ints);
-  const auto lo = static_cast<std::uint64_t>(stats.lo);
-  for (std::size_t i = 0; i < n; ++i) offsets[i] -= lo;
-  // The candidate streams: offsets; zigzagged deltas (ws.ints2); deltas above the smallest
-  // (ws.bits); second differences of a full block (on the stack). Deltas have the placeholder 0.
-  // Each stream is planned only if it can beat the room and the best stream so far.
+  // The candidate streams, placeholders included (codes 0, and 1 for second differences). Each
+  // is planned only if it can beat the room and the best stream so far.
+  std::uint64_t changes[kBlockCapacity];
+  const CompactStreams s = BuildCompactStreams(ws, n, stats.lo, changes);
   Candidate plain, zigzag, above, second;
   const auto size = [](const Candidate& c) {
     return c.bits == ~0ull ? ~0ull : c.bits + 8 * TableBytes(c.k);
@@ -276,34 +273,12 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   const auto plan = [&](const std::uint64_t* x, Candidate* c) {
     if (Plan(x, n, limit, c)) limit = std::min<std::uint64_t>(limit, size(*c));
   };
-  plan(offsets, &plain);
-  auto* deltas = reinterpret_cast<std::uint64_t*>(ws.ints2);
-  auto* shifted = ws.bits;
-  std::uint64_t changes[kBlockCapacity];
-  std::uint64_t dlo = 0, first_delta = 0;
-  if (n > 1) {
-    auto smallest = static_cast<std::int64_t>(offsets[1] - offsets[0]);
-    deltas[0] = 0;
-    for (std::size_t i = 1; i < n; ++i) {
-      const auto d = static_cast<std::int64_t>(offsets[i] - offsets[i - 1]);
-      smallest = std::min(smallest, d);
-      deltas[i] = ZigZag(d);
-    }
-    plan(deltas, &zigzag);
-    dlo = static_cast<std::uint64_t>(smallest);
-    shifted[0] = 0;
-    for (std::size_t i = 1; i < n; ++i) shifted[i] = offsets[i] - offsets[i - 1] - dlo;
-    plan(shifted, &above);
+  plan(s.offsets, &plain);
+  if (s.deltas != nullptr) {
+    plan(s.deltas, &zigzag);
+    plan(s.above, &above);
   }
-  if (n == kBlockCapacity) {
-    first_delta = offsets[1] - offsets[0];
-    changes[0] = changes[1] = 0;
-    for (std::size_t i = 2; i < n; ++i) {
-      changes[i] =
-          ZigZag(static_cast<std::int64_t>(offsets[i] - 2 * offsets[i - 1] + offsets[i - 2]));
-    }
-    plan(changes, &second);
-  }
+  if (s.changes != nullptr) plan(s.changes, &second);
   // The smallest of the four, by its codes and table (the varints and padding differ by a few
   // bytes at most).
   const Candidate* best = &plain;
@@ -314,13 +289,14 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   const bool delta = best != &plain;
   const bool zigzagged = best == &zigzag || best == &second;
   const bool second_order = best == &second;
-  const std::uint64_t* x = best == &plain    ? offsets
-                           : best == &zigzag ? deltas
-                           : best == &second ? changes
-                                             : shifted;
-  const std::uint64_t first_varint = ZigZag(static_cast<std::int64_t>(offsets[0] + lo));
-  const std::uint64_t first_delta_varint = ZigZag(static_cast<std::int64_t>(first_delta));
-  const std::uint64_t base_varint = ZigZag(static_cast<std::int64_t>(delta ? dlo : lo));
+  const std::uint64_t* x = best == &plain    ? s.offsets
+                           : best == &zigzag ? s.deltas
+                           : best == &second ? s.changes
+                                             : s.above;
+  const std::uint64_t first_varint = ZigZag(static_cast<std::int64_t>(s.offsets[0] + s.lo));
+  const std::uint64_t first_delta_varint = ZigZag(static_cast<std::int64_t>(s.first_delta));
+  const std::uint64_t base_varint =
+      ZigZag(static_cast<std::int64_t>(delta ? s.smallest_delta : s.lo));
   const std::size_t header = kAlpHuffmanHeaderBytes + (delta ? VarintBytes(first_varint) : 0) +
                              (second_order ? VarintBytes(first_delta_varint) : 0) +
                              (!zigzagged ? VarintBytes(base_varint) : 0) + TableBytes(best->k);
