@@ -15,7 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include "codec/alp_compact_internal.h"
 #include "codec/codec.h"
+#include "codec/format.h"
 
 namespace ingot::codec::testing {
 
@@ -178,6 +180,33 @@ std::vector<T> MakePattern(Pattern p, std::size_t n, std::uint64_t seed) {
 template <typename T>
 bool BitEqual(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// `v` in encoding `e` (forced, a fresh hint) into `buf`, cut to the block's exact size so that an
+// over-read while decoding it is an ASan report.
+template <typename T>
+EncodeResult EncodeExact(FloatEncoding e, const std::vector<T>& v, Workspace& ws,
+                         std::vector<std::uint8_t>& buf) {
+  buf.assign(MaxEncodedFloatBytes(v.size(), sizeof(T)), 0);
+  SeriesHint hint;
+  const EncodeResult r = EncodeAs<T>(e, v, hint, ws, buf);
+  buf.resize(r.bytes);
+  return r;
+}
+
+// Expects `block` to decode to `v`, bit for bit.
+template <typename T>
+void ExpectRoundTrip(const std::vector<T>& v, const std::vector<std::uint8_t>& block,
+                     Workspace& ws) {
+  std::vector<T> back(v.size());
+  const Status st = Decode<T>(block, back, ws);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(BitEqual(v, back));
+}
+
+// A compact block's flags byte without kDividedFlag (which any block with such exceptions has).
+inline int StreamFlags(const std::vector<std::uint8_t>& block) {
+  return block[kAlpZstdFlagsOffset] & ~compact::kDividedFlag;
 }
 
 // `block` with the byte at `offset` replaced.

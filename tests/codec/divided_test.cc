@@ -22,7 +22,7 @@ namespace {
 using testing::BitEqual;
 using testing::ExpectCorruptNaming;
 
-constexpr std::uint8_t kDivided = 16;
+using compact::kDividedFlag;
 
 using Encoder = std::size_t (*)(std::span<const double>, unsigned, unsigned, Workspace&,
                                 std::span<std::uint8_t>) noexcept;
@@ -74,7 +74,7 @@ TEST(CompactAlp, DividedExceptionsStayInTheStream) {
     // about one value in a hundred; every one of them is its integer over 10^6.
     auto block = Encode(c, v, 14, 8, *ws);
     ASSERT_GT(block.size(), 0u) << c.name;
-    EXPECT_EQ(block[kAlpZstdFlagsOffset] & kDivided, kDivided) << c.name;
+    EXPECT_EQ(block[kAlpZstdFlagsOffset] & kDividedFlag, kDividedFlag) << c.name;
     EXPECT_EQ(LoadLe<std::uint16_t>(block.data() + kAlpZstdExceptionCountOffset), 0) << c.name;
     const auto divided = DividedPositions(block);
     ASSERT_GE(divided.size(), 3u) << c.name;
@@ -107,7 +107,7 @@ TEST(CompactAlp, CorruptDividedListsAreNamed) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.name);
     const auto good = Encode(c, v, 14, 8, *ws);
-    ASSERT_EQ(good[kAlpZstdFlagsOffset] & kDivided, kDivided);
+    ASSERT_EQ(good[kAlpZstdFlagsOffset] & kDividedFlag, kDividedFlag);
     const std::size_t d = DividedPositions(good).size();
     auto with_count = [&](std::size_t count) {
       auto block = good;
@@ -124,7 +124,7 @@ TEST(CompactAlp, CorruptDividedListsAreNamed) {
     ExpectCorruptNaming(far, v.size(), *ws, "divided value 0 at position 1024");
     // Without the flag the trailer is read as part of the streams: never a crash.
     auto unflagged = good;
-    unflagged[kAlpZstdFlagsOffset] &= static_cast<std::uint8_t>(~kDivided);
+    unflagged[kAlpZstdFlagsOffset] &= static_cast<std::uint8_t>(~kDividedFlag);
     const Status st = DecodeDoubles(unflagged, back, *ws);
     EXPECT_TRUE(!st.ok() || !BitEqual(v, back));
   }

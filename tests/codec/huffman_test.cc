@@ -20,43 +20,12 @@
 namespace ingot::codec {
 namespace {
 
-using testing::BitEqual;
+using namespace compact;  // NOLINT(google-build-using-namespace): the flags
+using testing::EncodeExact;
 using testing::ExpectCorruptNaming;
+using testing::ExpectRoundTrip;
+using testing::StreamFlags;
 using testing::WithByte;
-
-constexpr std::uint8_t kDelta = 1;
-constexpr std::uint8_t kZigZag = 2;
-constexpr std::uint8_t kPlaceholder = 4;
-constexpr std::uint8_t kSecond = 8;
-constexpr std::uint8_t kDivided = 16;
-
-int StreamFlags(const std::vector<std::uint8_t>& block) {
-  return block[kAlpZstdFlagsOffset] & ~kDivided;
-}
-
-template <typename T>
-EncodeResult EncodeAs(FloatEncoding e, const std::vector<T>& v, Workspace& ws,
-                      std::vector<std::uint8_t>& buf) {
-  buf.assign(MaxEncodedFloatBytes(v.size(), sizeof(T)), 0);
-  SeriesHint hint;
-  EncodeResult r;
-  if constexpr (sizeof(T) == 8) {
-    r = EncodeDoublesAs(e, v, hint, ws, buf);
-  } else {
-    r = EncodeFloatsAs(e, v, hint, ws, buf);
-  }
-  buf.resize(r.bytes);  // exact size: an over-read is an ASan report
-  return r;
-}
-
-template <typename T>
-void ExpectRoundTrip(const std::vector<T>& v, const std::vector<std::uint8_t>& block,
-                     Workspace& ws) {
-  std::vector<T> back(v.size());
-  const Status st = testing::Decode<T>(block, back, ws);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_TRUE(BitEqual(v, back));
-}
 
 // Values with `decimals` decimals from integers.
 template <typename T>
@@ -96,14 +65,15 @@ template <typename T>
 void EachStreamRoundTrips() {
   auto ws = std::make_unique<Workspace>();
   std::mt19937_64 rng(5);
-  const int kFlags[] = {0, kDelta | kZigZag | kPlaceholder, kDelta | kPlaceholder,
-                        kDelta | kZigZag | kPlaceholder | kSecond};
+  const int kFlags[] = {0, kDeltaFlag | kZigZagFlag | kPlaceholderFlag,
+                        kDeltaFlag | kPlaceholderFlag,
+                        kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag};
   for (int stream = 0; stream < 4; ++stream) {
     for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{77}, std::size_t{128},
                           std::size_t{129}, std::size_t{1000}, std::size_t{1024}}) {
       const auto v = FromInts<T>(StreamInts(stream, n, rng), 100);
       std::vector<std::uint8_t> block;
-      const EncodeResult r = EncodeAs<T>(FloatEncoding::kAlpHuffman, v, *ws, block);
+      const EncodeResult r = EncodeExact<T>(FloatEncoding::kAlpHuffman, v, *ws, block);
       ExpectRoundTrip(v, block, *ws);
       // One or two values are smaller raw.
       if (n > 2) {
@@ -129,7 +99,7 @@ TEST(AlpHuffman, ExceptionsAndDividedValuesComeBack) {
   v[1023] = 1e300;
   v[700] = 0.1234567;  // more decimals than the block's pair: divided or an exception
   std::vector<std::uint8_t> block;
-  ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
             FloatEncoding::kAlpHuffman);
   ExpectRoundTrip(v, block, *ws);
 }
@@ -141,7 +111,7 @@ TEST(AlpHuffman, OneCategoryGetsAPartnerForACompleteCode) {
   for (std::size_t i = 0; i < ints.size(); ++i) ints[i] = 7 * static_cast<std::int64_t>(i);
   const auto v = FromInts<double>(ints, 100);
   std::vector<std::uint8_t> block;
-  ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
             FloatEncoding::kAlpHuffman);
   ExpectRoundTrip(v, block, *ws);
   // One bit a value, the eight segments' lengths and a few header bytes.
@@ -167,11 +137,11 @@ TEST(AlpHuffman, SkewedDeltasTakeLessThanZstdOrRice) {
   for (std::uint64_t seed : {1, 2, 3}) {
     const auto v = SkewedWithSentinels(seed);
     std::vector<std::uint8_t> huffman, zstd, rice;
-    ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpHuffman, v, *ws, huffman).encoding,
+    ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpHuffman, v, *ws, huffman).encoding,
               FloatEncoding::kAlpHuffman);
-    ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpZstd, v, *ws, zstd).encoding,
+    ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpZstd, v, *ws, zstd).encoding,
               FloatEncoding::kAlpZstd);
-    ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpRice, v, *ws, rice).encoding,
+    ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, rice).encoding,
               FloatEncoding::kAlpRice);
     ExpectRoundTrip(v, huffman, *ws);
     EXPECT_LT(huffman.size() * 100, zstd.size() * 97) << "seed " << seed << " zstd " << zstd.size();
@@ -191,8 +161,8 @@ TEST(AlpHuffman, RealTemperaturesTakeLessThanZstd) {
         v.begin() + static_cast<std::ptrdiff_t>(at),
         v.begin() + static_cast<std::ptrdiff_t>(at + kBlockCapacity));
     std::vector<std::uint8_t> huffman, zstd;
-    EncodeAs<double>(FloatEncoding::kAlpHuffman, block_values, *ws, huffman);
-    EncodeAs<double>(FloatEncoding::kAlpZstd, block_values, *ws, zstd);
+    EncodeExact<double>(FloatEncoding::kAlpHuffman, block_values, *ws, huffman);
+    EncodeExact<double>(FloatEncoding::kAlpZstd, block_values, *ws, zstd);
     ExpectRoundTrip(block_values, huffman, *ws);
     huffman_bytes += huffman.size();
     zstd_bytes += zstd.size();
@@ -208,7 +178,7 @@ TEST(AlpHuffman, ARoomJustLargeEnoughGivesTheSameBlock) {
   for (int stream = 0; stream < 4; ++stream) {
     const auto v = FromInts<double>(StreamInts(stream, 1024, rng), 1000);
     std::vector<std::uint8_t> block;
-    ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
+    ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
               FloatEncoding::kAlpHuffman);
     const unsigned exponent = block[kBlockHeaderBytes], factor = block[kBlockHeaderBytes + 1];
     for (const std::size_t room : {block.size(), block.size() + 1, block.size() + 64}) {
@@ -231,7 +201,7 @@ TEST(AlpHuffman, EveryKernelLevelDecodesTheSame) {
     for (std::size_t n : {std::size_t{200}, std::size_t{1024}}) {
       const auto v = FromInts<double>(StreamInts(stream, n, rng), 100);
       std::vector<std::uint8_t> block;
-      ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
+      ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
                 FloatEncoding::kAlpHuffman);
       for (simd::IsaLevel level :
            {simd::IsaLevel::kScalar, simd::IsaLevel::kAvx2, simd::IsaLevel::kAvx512}) {
@@ -246,8 +216,9 @@ TEST(AlpHuffman, EveryKernelLevelDecodesTheSame) {
 // The offset of the code table (K): after the fixed fields and the varints the flags call for.
 std::size_t TableOffset(const std::vector<std::uint8_t>& block) {
   const int flags = StreamFlags(block);
-  const int varints = ((flags & kDelta) != 0 ? 1 : 0) + ((flags & kSecond) != 0 ? 1 : 0) +
-                      ((flags & kZigZag) == 0 ? 1 : 0);
+  const int varints = ((flags & kDeltaFlag) != 0 ? 1 : 0) +
+                      ((flags & kSecondOrderFlag) != 0 ? 1 : 0) +
+                      ((flags & kZigZagFlag) == 0 ? 1 : 0);
   std::size_t at = kAlpHuffmanHeaderBytes;
   for (int i = 0; i < varints; ++i) {
     while (block[at] & 0x80) ++at;
@@ -261,9 +232,9 @@ TEST(AlpHuffman, CorruptBlocksNameTheField) {
   std::mt19937_64 rng(11);
   const auto v = FromInts<double>(StreamInts(1, 1024, rng), 100);
   std::vector<std::uint8_t> block;
-  ASSERT_EQ(EncodeAs<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
             FloatEncoding::kAlpHuffman);
-  ASSERT_NE(StreamFlags(block) & kDelta, 0);
+  ASSERT_NE(StreamFlags(block) & kDeltaFlag, 0);
   const std::size_t n = v.size();
   const std::size_t k_at = TableOffset(block);
   const unsigned k = block[k_at];
@@ -287,9 +258,11 @@ TEST(AlpHuffman, CorruptBlocksNameTheField) {
   // Segment lengths past the stream.
   ExpectCorruptNaming(WithByte(block, lengths_at + 1, 0xff), n, *ws, "segments of");
   // Flags: deltas without the placeholder; second differences without zigzag.
-  ExpectCorruptNaming(WithByte(block, kAlpZstdFlagsOffset, kDelta | kZigZag), n, *ws, "disagree");
-  ExpectCorruptNaming(WithByte(block, kAlpZstdFlagsOffset, kDelta | kPlaceholder | kSecond), n, *ws,
-                      "second differences");
+  ExpectCorruptNaming(WithByte(block, kAlpZstdFlagsOffset, kDeltaFlag | kZigZagFlag), n, *ws,
+                      "disagree");
+  ExpectCorruptNaming(
+      WithByte(block, kAlpZstdFlagsOffset, kDeltaFlag | kPlaceholderFlag | kSecondOrderFlag), n,
+      *ws, "second differences");
   // A header cut before the table.
   ExpectCorruptNaming(std::vector<std::uint8_t>(block.begin(), block.begin() + k_at), n, *ws,
                       "alp_huffman");

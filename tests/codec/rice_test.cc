@@ -20,36 +20,13 @@
 namespace ingot::codec {
 namespace {
 
+using namespace compact;  // NOLINT(google-build-using-namespace): the flags
 using testing::BitEqual;
+using testing::EncodeExact;
 using testing::ExpectCorruptNaming;
+using testing::ExpectRoundTrip;
+using testing::StreamFlags;
 using testing::WithByte;
-
-constexpr std::uint8_t kRiceDelta = 1;
-constexpr std::uint8_t kRiceZigZag = 2;
-constexpr std::uint8_t kRicePlaceholder = 4;
-constexpr std::uint8_t kRiceSecond = 8;
-constexpr std::uint8_t kDivided = 16;
-
-// The flags byte without kDivided (which any block with such exceptions has).
-int StreamFlags(const std::vector<std::uint8_t>& block) {
-  return block[kAlpZstdFlagsOffset] & ~kDivided;
-}
-
-EncodeResult EncodeRice(const std::vector<double>& v, Workspace& ws, std::vector<std::uint8_t>& buf) {
-  buf.assign(MaxEncodedFloatBytes(v.size(), 8), 0);
-  SeriesHint hint;
-  const EncodeResult r = EncodeDoublesAs(FloatEncoding::kAlpRice, v, hint, ws, buf);
-  buf.resize(r.bytes);  // exact size: an over-read is an ASan report
-  return r;
-}
-
-void ExpectRoundTrip(const std::vector<double>& v, const std::vector<std::uint8_t>& block,
-                     Workspace& ws) {
-  std::vector<double> back(v.size());
-  const Status st = DecodeDoubles(block, back, ws);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_TRUE(BitEqual(v, back));
-}
 
 // Sorted distinct coordinates with 13 decimals, gaps drawn from a geometric law: what a
 // dictionary block holds for taxi zones' longitudes.
@@ -68,9 +45,9 @@ TEST(AlpRice, SortedGapsTakeTheirEntropyNotTheLargestGap) {
   auto ws = std::make_unique<Workspace>();
   const auto v = SortedCoordinates(560, 1);
   std::vector<std::uint8_t> rice, alp(MaxEncodedFloatBytes(v.size(), 8));
-  const EncodeResult r = EncodeRice(v, *ws, rice);
+  const EncodeResult r = EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, rice);
   ASSERT_EQ(r.encoding, FloatEncoding::kAlpRice);
-  EXPECT_EQ(StreamFlags(rice), kRiceDelta);  // deltas above the smallest
+  EXPECT_EQ(StreamFlags(rice), kDeltaFlag);  // deltas above the smallest
   SeriesHint hint;
   const EncodeResult packed = EncodeDoublesAs(FloatEncoding::kAlpDelta, v, hint, *ws, alp);
   ASSERT_EQ(packed.encoding, FloatEncoding::kAlpDelta);
@@ -96,13 +73,15 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
   skewed[7] = std::nan("");
   skewed[500] = -std::numeric_limits<double>::infinity();
   skewed[999] = -0.0;
-  ASSERT_EQ(EncodeRice(skewed, *ws, block).encoding, FloatEncoding::kAlpRice);
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, skewed, *ws, block).encoding,
+            FloatEncoding::kAlpRice);
   EXPECT_EQ(block[kAlpZstdFlagsOffset], 0);  // offsets
   EXPECT_GE(LoadLe<std::uint16_t>(block.data() + kAlpZstdExceptionCountOffset), 3u);
   ExpectRoundTrip(skewed, block, *ws);
   // A full block of offsets: the low bits in FFOR's interleaved layout, unpacked by the kernel.
   skewed.resize(1024, 10.5);
-  ASSERT_EQ(EncodeRice(skewed, *ws, block).encoding, FloatEncoding::kAlpRice);
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, skewed, *ws, block).encoding,
+            FloatEncoding::kAlpRice);
   EXPECT_EQ(block[kAlpZstdFlagsOffset], 0);
   ExpectRoundTrip(skewed, block, *ws);
   // Zigzagged deltas: a walk whose steps are mostly small, in both directions.
@@ -113,18 +92,19 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
     cents += (rng() & 1) ? step : -step;
     x = static_cast<double>(cents) / 100.0;
   }
-  ASSERT_EQ(EncodeRice(walk, *ws, block).encoding, FloatEncoding::kAlpRice);
-  EXPECT_EQ(block[kAlpZstdFlagsOffset], kRiceDelta | kRiceZigZag);
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, walk, *ws, block).encoding,
+            FloatEncoding::kAlpRice);
+  EXPECT_EQ(block[kAlpZstdFlagsOffset], kDeltaFlag | kZigZagFlag);
   ExpectRoundTrip(walk, block, *ws);
   // Every count, including one value (no deltas) and two; blocks this short may come out raw
   // (the varint header costs more than it saves), longer ones are Rice.
   for (std::size_t n : {1, 2, 3, 63, 64, 65, 1023, 1024}) {
     std::vector<double> v(SortedCoordinates(n, n));
-    const EncodeResult r = EncodeRice(v, *ws, block);
+    const EncodeResult r = EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block);
     if (n >= 63) {
       EXPECT_EQ(r.encoding, FloatEncoding::kAlpRice) << n;
       // Only a full block of deltas takes the placeholder code (and FFOR's interleaved layout).
-      EXPECT_EQ(StreamFlags(block), n == 1024 ? kRiceDelta | kRicePlaceholder : kRiceDelta);
+      EXPECT_EQ(StreamFlags(block), n == 1024 ? kDeltaFlag | kPlaceholderFlag : kDeltaFlag);
     }
     ExpectRoundTrip(v, block, *ws);
   }
@@ -154,8 +134,9 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
     v[i] = std::round(x * 1e3) / 1e3;
   }
   std::vector<std::uint8_t> block;
-  ASSERT_EQ(EncodeRice(v, *ws, block).encoding, FloatEncoding::kAlpRice);
-  EXPECT_EQ(StreamFlags(block), kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block).encoding,
+            FloatEncoding::kAlpRice);
+  EXPECT_EQ(StreamFlags(block), kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag);
   // The deltas of the thousandths as Rice codes with their best parameter: what the block would
   // take without second differences (exceptions and header left out).
   std::size_t first_order_bits = SIZE_MAX;
@@ -173,8 +154,9 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
   v[0] = std::nan("");
   v[511] = 1e300;
   v[1023] = -0.0;
-  ASSERT_EQ(EncodeRice(v, *ws, block).encoding, FloatEncoding::kAlpRice);
-  EXPECT_EQ(StreamFlags(block), kRiceDelta | kRiceZigZag | kRicePlaceholder | kRiceSecond);
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block).encoding,
+            FloatEncoding::kAlpRice);
+  EXPECT_EQ(StreamFlags(block), kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag);
   ExpectRoundTrip(v, block, *ws);
   std::vector<double> back(v.size());
   for (std::size_t len = 0; len < block.size(); ++len) {
@@ -188,8 +170,8 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
     EXPECT_TRUE(st.ok() || st.IsCorruption()) << st.ToString();
   }
   // The first delta's varint is there only with the flag: without it, the varints are misread.
-  std::vector<std::uint8_t> first_order = WithByte(
-      block, kAlpZstdFlagsOffset, kRiceDelta | kRiceZigZag | kRicePlaceholder);
+  std::vector<std::uint8_t> first_order =
+      WithByte(block, kAlpZstdFlagsOffset, kDeltaFlag | kZigZagFlag | kPlaceholderFlag);
   const Status st = DecodeDoubles(first_order, back, *ws);
   EXPECT_TRUE(!st.ok() || !BitEqual(v, back));
 }
@@ -210,7 +192,8 @@ TEST(AlpRice, ARoomJustLargeEnoughGivesTheSameBlock) {
   }
   for (const auto* v : {&smooth, &skewed}) {
     std::vector<std::uint8_t> block;
-    ASSERT_EQ(EncodeRice(*v, *ws, block).encoding, FloatEncoding::kAlpRice);
+    ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, *v, *ws, block).encoding,
+              FloatEncoding::kAlpRice);
     // The block's own exponent and factor, as the chooser passes them, and a heap buffer of
     // exactly `room` bytes: a write past the room is an ASan report.
     const unsigned exponent = block[kBlockHeaderBytes], factor = block[kBlockHeaderBytes + 1];
@@ -235,9 +218,17 @@ TEST(AlpRice, ARoomJustLargeEnoughGivesTheSameBlock) {
 // with k = 0: a 1 bit each.
 TEST(AlpRice, FullBlockOfDeltasWithoutPlaceholderStillDecodes) {
   auto ws = std::make_unique<Workspace>();
-  const std::uint8_t head[] = {static_cast<std::uint8_t>(FloatEncoding::kAlpRice), 0, 4,
-                               /*e*/ 1, /*f*/ 0, kRiceDelta, 0, 0,
-                               /*zigzag(first 3)*/ 6, /*zigzag(base 5)*/ 10, /*k*/ 0};
+  const std::uint8_t head[] = {static_cast<std::uint8_t>(FloatEncoding::kAlpRice),
+                               0,
+                               4,
+                               /*e*/ 1,
+                               /*f*/ 0,
+                               kDeltaFlag,
+                               0,
+                               0,
+                               /*zigzag(first 3)*/ 6,
+                               /*zigzag(base 5)*/ 10,
+                               /*k*/ 0};
   static_assert(sizeof head == kAlpRiceHeaderBytes + 3);
   std::vector<std::uint8_t> block(sizeof head + 128, 0xff);  // then the 1023 codes' 1 bits
   std::copy(std::begin(head), std::end(head), block.begin());
@@ -256,8 +247,9 @@ TEST(AlpRice, CorruptBlocksNameTheField) {
   auto ws = std::make_unique<Workspace>();
   const auto v = SortedCoordinates(100, 3);
   std::vector<std::uint8_t> good;
-  ASSERT_EQ(EncodeRice(v, *ws, good).encoding, FloatEncoding::kAlpRice);
-  ASSERT_EQ(good[kAlpZstdFlagsOffset] & ~kDivided, kRiceDelta);
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, good).encoding,
+            FloatEncoding::kAlpRice);
+  ASSERT_EQ(good[kAlpZstdFlagsOffset] & ~kDividedFlag, kDeltaFlag);
   std::vector<double> back(v.size());
   auto expect_corrupt = [&](const std::vector<std::uint8_t>& block, const std::string& needle) {
     ExpectCorruptNaming(block, back.size(), *ws, needle);
@@ -265,11 +257,11 @@ TEST(AlpRice, CorruptBlocksNameTheField) {
   auto with = [&](std::size_t offset, std::uint8_t byte) { return WithByte(good, offset, byte); };
   expect_corrupt(with(kAlpZstdExponentOffset, 40), "exponent 40");
   expect_corrupt(with(kAlpZstdFlagsOffset, 32), "unknown flags 32");
-  expect_corrupt(with(kAlpZstdFlagsOffset, kRiceSecond),
+  expect_corrupt(with(kAlpZstdFlagsOffset, kSecondOrderFlag),
                  "second-difference flag without zigzag and placeholder flags");
-  expect_corrupt(with(kAlpZstdFlagsOffset, kRiceDelta | kRicePlaceholder),
+  expect_corrupt(with(kAlpZstdFlagsOffset, kDeltaFlag | kPlaceholderFlag),
                  "placeholder flag without a full block of deltas");
-  expect_corrupt(with(kAlpZstdFlagsOffset, kRiceZigZag), "zigzag flag without delta flag");
+  expect_corrupt(with(kAlpZstdFlagsOffset, kZigZagFlag), "zigzag flag without delta flag");
   expect_corrupt(with(kAlpZstdExceptionCountOffset, 200), "exception count 200");
   std::vector<std::uint8_t> varints = good;
   for (std::size_t i = kAlpRiceHeaderBytes; i < kAlpRiceHeaderBytes + 11; ++i) varints[i] = 0xff;
