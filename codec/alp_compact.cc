@@ -224,6 +224,35 @@ CompactStreams BuildCompactStreams(Workspace& ws, std::size_t n, std::int64_t lo
   return s;
 }
 
+StreamVarints VarintsOf(const CompactStreams& s, bool delta, bool zigzagged, bool second_order) {
+  StreamVarints v;
+  v.delta = delta;
+  v.zigzagged = zigzagged;
+  v.second_order = second_order;
+  v.first = ZigZag(static_cast<std::int64_t>(s.offsets[0] + s.lo));
+  v.first_delta = ZigZag(static_cast<std::int64_t>(s.first_delta));
+  v.base = ZigZag(static_cast<std::int64_t>(delta ? s.smallest_delta : s.lo));
+  return v;
+}
+
+std::size_t StreamVarints::Bytes() const {
+  return (delta ? VarintBytes(first) : 0) + (second_order ? VarintBytes(first_delta) : 0) +
+         (!zigzagged ? VarintBytes(base) : 0);
+}
+
+std::uint8_t* StreamVarints::Write(std::uint8_t* q) const {
+  if (delta) q = PutVarint(first, q);
+  if (second_order) q = PutVarint(first_delta, q);
+  if (!zigzagged) q = PutVarint(base, q);
+  return q;
+}
+
+bool StreamVarints::Read(const std::uint8_t** p, const std::uint8_t* end) {
+  return (!delta || GetVarint(p, end, &first)) &&
+         (!second_order || GetVarint(p, end, &first_delta)) &&
+         (zigzagged || GetVarint(p, end, &base));
+}
+
 // The bytes after a compact block's streams: the exceptions, then (kDividedFlag) the divided
 // exceptions' positions and their u16 count, the block's last two bytes.
 std::size_t TailBytes(std::size_t exceptions, std::size_t divided, std::size_t value_bytes) {
@@ -669,15 +698,10 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   const std::size_t coded = delta ? n - 1 : n;  // the codes best->bits counts
   const std::size_t unary_bytes = (best->bits - coded * k + (placeholder ? 1 : 0) + 7) / 8;
   if (unary_bytes > sizeof ws.packed - 8) return 0;
-  // The first integer (offsets[0] + lo) and the base, as the decoder adds them back; the block's
-  // exact size is checked before anything is written.
-  const std::uint64_t first_varint = ZigZag(static_cast<std::int64_t>(s.offsets[0] + s.lo));
-  const std::uint64_t first_delta_varint = ZigZag(static_cast<std::int64_t>(s.first_delta));
-  const std::uint64_t base_varint =
-      ZigZag(static_cast<std::int64_t>(delta ? s.smallest_delta : s.lo));
-  const std::size_t header = kAlpRiceHeaderBytes + (delta ? VarintBytes(first_varint) : 0) +
-                             (second_order ? VarintBytes(first_delta_varint) : 0) +
-                             (!zigzagged ? VarintBytes(base_varint) : 0) + 1;
+  // The first integer and the base, as the decoder adds them back; the block's exact size is
+  // checked before anything is written.
+  const StreamVarints varints = VarintsOf(s, delta, zigzagged, second_order);
+  const std::size_t header = kAlpRiceHeaderBytes + varints.Bytes() + 1;
   if (header + low_bytes + unary_bytes + tail > out.size()) return 0;
   std::uint8_t* p = out.data();
   std::uint8_t* q =
@@ -685,9 +709,7 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
   if (placeholder) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
-  if (delta) q = PutVarint(first_varint, q);
-  if (second_order) q = PutVarint(first_delta_varint, q);
-  if (!zigzagged) q = PutVarint(base_varint, q);
+  q = varints.Write(q);
   *q++ = static_cast<std::uint8_t>(k);
   // The codes from x (with the placeholders: x[i - skip] is code i, codes below skip are 0).
   const std::size_t skip = second_order ? 2 : placeholder ? 1 : 0;
@@ -735,12 +757,9 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   }
   const std::uint8_t* p = src.data() + kAlpRiceHeaderBytes;
   const std::uint8_t* const end = src.data() + src.size();
-  std::uint64_t first = 0, first_delta = 0, base = 0;
-  if ((h.delta && !GetVarint(&p, end, &first)) ||
-      (second_order && !GetVarint(&p, end, &first_delta)) ||
-      (!zigzagged && !GetVarint(&p, end, &base))) {
-    return Corrupt(kName, "header varints truncated or too long");
-  }
+  StreamVarints varints{h.delta, zigzagged, second_order};
+  if (!varints.Read(&p, end)) return Corrupt(kName, "header varints truncated or too long");
+  const std::uint64_t first = varints.first, first_delta = varints.first_delta, base = varints.base;
   if (p == end) return Corrupt(kName, "no Rice parameter");
   const unsigned k = *p++;
   if (k > kMaxRiceK) return Corrupt(kName, "Rice parameter " + N(k) + " > " + N(kMaxRiceK));

@@ -91,6 +91,27 @@ struct CompactStreams {
 CompactStreams BuildCompactStreams(Workspace& ws, std::size_t n, std::int64_t lo,
                                    std::uint64_t (&changes)[Workspace::kLanes]);
 
+// The header varints of a block that codes one of those streams, zigzagged, in this order:
+// the first integer (deltas), the first delta (second differences), the base (without zigzag:
+// the minimum for offsets, the smallest delta for deltas above it).
+struct StreamVarints {
+  bool delta = false;
+  bool zigzagged = false;
+  bool second_order = false;
+  std::uint64_t first = 0;
+  std::uint64_t first_delta = 0;
+  std::uint64_t base = 0;
+
+  // The varints' bytes; writes them at `q` and returns the end.
+  std::size_t Bytes() const;
+  std::uint8_t* Write(std::uint8_t* q) const;
+  // Reads the varints the flags above call for from [*p, end), advancing *p; false when one is
+  // truncated or too long.
+  bool Read(const std::uint8_t** p, const std::uint8_t* end);
+};
+// The varints of the stream `delta`, `zigzagged` and `second_order` name.
+StreamVarints VarintsOf(const CompactStreams& s, bool delta, bool zigzagged, bool second_order);
+
 // The bytes after a compact block's streams: the exceptions, then (kDividedFlag) the divided
 // exceptions' positions and their u16 count, the block's last two bytes.
 std::size_t TailBytes(std::size_t exceptions, std::size_t divided, std::size_t value_bytes);

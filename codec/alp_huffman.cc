@@ -293,13 +293,8 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
                            : best == &zigzag ? s.deltas
                            : best == &second ? s.changes
                                              : s.above;
-  const std::uint64_t first_varint = ZigZag(static_cast<std::int64_t>(s.offsets[0] + s.lo));
-  const std::uint64_t first_delta_varint = ZigZag(static_cast<std::int64_t>(s.first_delta));
-  const std::uint64_t base_varint =
-      ZigZag(static_cast<std::int64_t>(delta ? s.smallest_delta : s.lo));
-  const std::size_t header = kAlpHuffmanHeaderBytes + (delta ? VarintBytes(first_varint) : 0) +
-                             (second_order ? VarintBytes(first_delta_varint) : 0) +
-                             (!zigzagged ? VarintBytes(base_varint) : 0) + TableBytes(best->k);
+  const StreamVarints varints = VarintsOf(s, delta, zigzagged, second_order);
+  const std::size_t header = kAlpHuffmanHeaderBytes + varints.Bytes() + TableBytes(best->k);
   // Bounds on the segments' bytes first (padding takes under a byte a segment), the exact size
   // only when the room is between them; the decoder copies the segments into ws.stream.
   const std::size_t segments = SegmentCount(n);
@@ -320,9 +315,7 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
   if (delta) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
-  if (delta) q = PutVarint(first_varint, q);
-  if (second_order) q = PutVarint(first_delta_varint, q);
-  if (!zigzagged) q = PutVarint(base_varint, q);
+  q = varints.Write(q);
   *q++ = static_cast<std::uint8_t>(best->k);
   for (unsigned c = 0; c < best->k; c += 2) {
     const unsigned high = c + 1 < best->k ? best->lengths[c + 1] : 0;
@@ -354,12 +347,9 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   }
   const std::uint8_t* p = src.data() + kAlpHuffmanHeaderBytes;
   const std::uint8_t* const end = src.data() + src.size() - h.tail;
-  std::uint64_t first = 0, first_delta = 0, base = 0;
-  if ((h.delta && !GetVarint(&p, end, &first)) ||
-      (second_order && !GetVarint(&p, end, &first_delta)) ||
-      (!zigzagged && !GetVarint(&p, end, &base))) {
-    return Corrupt(kName, "header varints truncated or too long");
-  }
+  StreamVarints varints{h.delta, zigzagged, second_order};
+  if (!varints.Read(&p, end)) return Corrupt(kName, "header varints truncated or too long");
+  const std::uint64_t first = varints.first, first_delta = varints.first_delta, base = varints.base;
   // The code: K lengths, complete, at most kMaxCodeBits each.
   if (p == end) return Corrupt(kName, "no code table");
   const unsigned k = *p++;
