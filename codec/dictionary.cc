@@ -24,6 +24,7 @@
 #include "codec/float_encoders_internal.h"
 #include "codec/float_encodings.h"
 #include "codec/format.h"
+#include "codec/simd/kernels.h"
 
 namespace ingot::codec {
 
@@ -257,6 +258,13 @@ Status DecodeDictionary(std::span<const std::uint8_t> src, std::span<T> out,
     return Status::OK();
   }
   // Run r covers the values from its start bit up to the next; bit 0 starts run 0.
+  if constexpr (sizeof(T) == 8) {
+    static_assert(Workspace::kRunSlack >= simd::kExpandRunsSlack);
+    double* runs = ws.runs + Workspace::kRunSlack;
+    for (std::size_t r = 0; r < indexes; ++r) runs[r] = dictionary[index[r]];
+    simd::ActiveKernels().expand_runs(bitmap, runs, n, dst);
+    return Status::OK();
+  }
   std::size_t run = 0;
   dst[0] = dictionary[index[0]];
   for (std::size_t i = 1; i < n; ++i) {

@@ -1,6 +1,6 @@
 // Workspace: caller-owned scratch memory for encoding and decoding blocks.
 //
-// One per thread; reused for every block so that the codec never allocates per block. About 70 KiB:
+// One per thread; reused for every block so that the codec never allocates per block. About 80 KiB:
 // keep it on the heap or in a long-lived object rather than on a small stack.
 // Thread safety: not thread-safe; use one Workspace per thread.
 #pragma once
@@ -42,6 +42,10 @@ class Workspace {
   // its end without a bounds check per read (codec/alp_huffman.cc).
   static constexpr int kStreamSlack = 1024;
   alignas(64) std::uint8_t stream[kScratchBytes + kStreamSlack];
+  // A dictionary block's value per run, from runs[kRunSlack] on, with room around it for the
+  // run expansion's vector reads (codec/dictionary.cc, simd::kExpandRunsSlack).
+  static constexpr int kRunSlack = 16;
+  alignas(64) double runs[kLanes + 2 * kRunSlack];
   // zstd's compression and decompression contexts, made on first use by the entropy-coded
   // encoding (codec/alp_zstd.cc) and kept for the Workspace's life.
   ZstdContexts* zstd = nullptr;

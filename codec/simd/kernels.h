@@ -212,7 +212,16 @@ struct Kernels {
   void (*width_histograms)(const std::int64_t* v, std::size_t n, std::size_t stride,
                            std::uint64_t lo, std::uint64_t hi, std::uint16_t* low,
                            std::uint16_t* high);
+
+  // A dictionary block's runs into its values: dst[i] = runs[r - 1] for i < n, where r is the
+  // number of bits set among bits 0 .. i of `bitmap` (bit i in byte i / 8). REQUIRES: n >= 1, bit
+  // 0 set, runs[-kExpandRunsSlack] .. runs[runs used + kExpandRunsSlack) readable (the vector
+  // level loads the sixteen runs around each byte's first).
+  void (*expand_runs)(const std::uint8_t* bitmap, const double* runs, std::size_t n, double* dst);
 };
+
+// Runs that expand_runs may read before the first and past the last it uses.
+inline constexpr std::size_t kExpandRunsSlack = 16;
 
 // The longest varint decode_varints accepts: 56 bits, more than an ALP integer needs.
 inline constexpr std::size_t kVarintMaxBytes = 8;

@@ -41,6 +41,7 @@ constexpr Kernels kScalar = {
     DecodeVarints,
     HuffmanSegmentsAny,
     WidthHistograms,
+    ExpandRuns,
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -633,6 +634,38 @@ TEST(KernelsTest, WidthHistogramsCountEverySample) {
         for (int w = 0; w < 65; ++w) {
           ASSERT_EQ(low[w], want_low[w]) << k->name << " n " << n << " stride " << stride;
           ASSERT_EQ(high[w], want_high[w]) << k->name << " n " << n << " stride " << stride;
+        }
+      }
+    }
+  }
+}
+
+// Every level expands a dictionary block's runs to the run each value's bit count names, whatever
+// the bitmap, reading only the runs its contract allows (the slack holds NaNs no value may take).
+TEST(KernelsTest, ExpandRunsGivesEachValueItsRun) {
+  std::mt19937_64 rng(14);
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  constexpr std::size_t kSlack = simd::kExpandRunsSlack;
+  for (const double density : {0.0, 0.1, 0.5, 0.9, 1.0}) {
+    for (std::size_t n : {1, 7, 8, 9, 63, 64, 100, 1023, 1024}) {
+      std::vector<std::uint8_t> bitmap((n + 7) / 8, 0);
+      std::size_t runs = 0;
+      std::vector<std::size_t> want(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool start = i == 0 || std::uniform_real_distribution<double>(0, 1)(rng) < density;
+        if (start) bitmap[i / 8] = static_cast<std::uint8_t>(bitmap[i / 8] | (1u << (i % 8)));
+        runs += start ? 1 : 0;
+        want[i] = runs - 1;
+      }
+      std::vector<double> storage(runs + 2 * kSlack, std::numeric_limits<double>::quiet_NaN());
+      for (std::size_t r = 0; r < runs; ++r) storage[kSlack + r] = static_cast<double>(r) + 0.5;
+      for (const Kernels* k : levels) {
+        std::vector<double> dst(n, -1.0);
+        k->expand_runs(bitmap.data(), storage.data() + kSlack, n, dst.data());
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(dst[i], static_cast<double>(want[i]) + 0.5)
+              << k->name << " n " << n << " density " << density << " value " << i;
         }
       }
     }
