@@ -9,12 +9,6 @@
 
 namespace ingot::codec {
 
-namespace {
-// The widest field that a single 8-byte load starting at its first byte always holds (its first
-// bit is at most bit 7 of that byte).
-constexpr unsigned kOneLoadMaxWidth = 57;
-}  // namespace
-
 void PackInts(const std::uint64_t* in, std::size_t count, std::uint64_t base, unsigned width,
               std::uint64_t* scratch, std::uint8_t* out) noexcept {
   const std::size_t bytes = PackedBytes(count, width);
@@ -49,30 +43,14 @@ void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, u
     for (std::size_t i = 0; i < count; ++i) out[i] = base;
     return;
   }
+  // A copy with a zeroed word past the stream: the kernel reads 8 bytes from a field's first
+  // byte (or word), never past it.
   const std::size_t words = (count * width + 63) / 64;
   scratch[words] = 0;
   scratch[words > 0 ? words - 1 : 0] = 0;
   std::memcpy(scratch, in, bytes);
-  const std::uint64_t mask = simd::WidthMask(width);
-  std::size_t bit = 0;
-  if (width <= kOneLoadMaxWidth) {
-    // Every field lies within the 8 bytes from its first byte: one unaligned load per value and
-    // no branch. The zeroed word past the stream keeps the last loads inside `scratch`.
-    const auto* bytes_in = reinterpret_cast<const std::uint8_t*>(scratch);
-    for (std::size_t i = 0; i < count; ++i, bit += width) {
-      std::uint64_t w;
-      std::memcpy(&w, bytes_in + bit / 8, sizeof w);
-      out[i] = ((w >> (bit % 8)) & mask) + base;
-    }
-    return;
-  }
-  for (std::size_t i = 0; i < count; ++i, bit += width) {
-    const std::size_t w = bit / 64;
-    const unsigned s = bit % 64;
-    std::uint64_t v = scratch[w] >> s;
-    if (s != 0 && s + width > 64) v |= scratch[w + 1] << (64 - s);
-    out[i] = (v & mask) + base;
-  }
+  simd::ActiveKernels().unpack_stream(reinterpret_cast<const std::uint8_t*>(scratch),
+                                      (words + 1) * 8, count, width, base, out);
 }
 
 namespace {

@@ -218,6 +218,14 @@ struct Kernels {
   // 0 set, runs[-kExpandRunsSlack] .. runs[runs used + kExpandRunsSlack) readable (the vector
   // level loads the sixteen runs around each byte's first).
   void (*expand_runs)(const std::uint8_t* bitmap, const double* runs, std::size_t n, double* dst);
+
+  // A plain bit stream (field i at bit i * width, bit 0 of byte 0 first) into integers:
+  // out[i] = field i + base (wrapping) for i < count. REQUIRES: 1 <= width <= 64, stream[0 ..
+  // readable) readable with readable >= PackedBytes(count, width) + 8 (a field is read with
+  // 8-byte loads from its first byte or its first word; the vector level reads 128-byte windows
+  // while they fit).
+  void (*unpack_stream)(const std::uint8_t* stream, std::size_t readable, std::size_t count,
+                        unsigned width, std::uint64_t base, std::uint64_t* out);
 };
 
 // Runs that expand_runs may read before the first and past the last it uses.

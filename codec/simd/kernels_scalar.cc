@@ -42,6 +42,7 @@ constexpr Kernels kScalar = {
     HuffmanSegmentsAny,
     WidthHistograms,
     ExpandRuns,
+    UnpackStream,
 };
 
 }  // namespace

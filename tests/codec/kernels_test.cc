@@ -672,6 +672,42 @@ TEST(KernelsTest, ExpandRunsGivesEachValueItsRun) {
   }
 }
 
+// Every level reads a plain bit stream field by field, for every width, in a buffer that ends
+// where the contract's readable bytes end (an exact-size heap copy: ASan sees a read past it).
+TEST(KernelsTest, UnpackStreamReadsEveryField) {
+  std::mt19937_64 rng(15);
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  for (unsigned width = 1; width <= 64; ++width) {
+    for (std::size_t count : {1, 7, 8, 9, 17, 100, 533, 1023}) {
+      const std::size_t bytes = (count * width + 7) / 8;
+      for (const std::size_t extra : {std::size_t{8}, std::size_t{200}}) {
+        const std::size_t readable = bytes + extra;
+        auto stream = std::make_unique<std::uint8_t[]>(readable);
+        for (std::size_t b = 0; b < readable; ++b) stream[b] = static_cast<std::uint8_t>(rng());
+        const std::uint64_t base = rng();
+        std::vector<std::uint64_t> want(count);
+        for (std::size_t i = 0; i < count; ++i) {
+          std::uint64_t field = 0;
+          for (unsigned j = 0; j < width; ++j) {
+            const std::size_t bit = i * width + j;
+            field |= std::uint64_t{(stream[bit / 8] >> (bit % 8)) & 1u} << j;
+          }
+          want[i] = field + base;
+        }
+        for (const Kernels* k : levels) {
+          std::vector<std::uint64_t> got(count);
+          k->unpack_stream(stream.get(), readable, count, width, base, got.data());
+          for (std::size_t i = 0; i < count; ++i) {
+            ASSERT_EQ(got[i], want[i]) << k->name << " width " << width << " count " << count
+                                       << " readable " << readable << " field " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void CheckAlpRdSplit(const Kernels& k) {
   using Bits = typename AlpConstants<T>::Bits;
