@@ -65,18 +65,6 @@ std::uint64_t RadixPower(std::uint64_t range, unsigned digits) {
   return p;
 }
 
-// Quotient by a divisor below 2^32 for a dividend below 2^32: one multiplication by a 64-bit
-// reciprocal (exact for these widths: Lemire, Kaser and Kurz, "Faster remainder by direct
-// computation", 2019).
-struct Divider {
-  std::uint64_t reciprocal;
-  explicit Divider(std::uint64_t d) : reciprocal(~std::uint64_t{0} / d + 1) {}
-  std::uint64_t Quotient(std::uint64_t n) const {
-    __extension__ using U128 = unsigned __int128;
-    return static_cast<std::uint64_t>((static_cast<U128>(reciprocal) * n) >> 64);
-  }
-};
-
 }  // namespace
 
 RadixGroup ChooseRadixGroup(std::uint64_t range) noexcept {
@@ -132,30 +120,28 @@ bool UnpackRadix(const std::uint8_t* in, std::size_t count, std::uint64_t base,
   if (bytes > 0) std::memcpy(scratch, in, bytes);
   const auto* stream = reinterpret_cast<const std::uint8_t*>(scratch);
   const std::uint64_t mask = simd::WidthMask(g.bits);
-  const Divider divider(range);
   const std::uint64_t full_limit = RadixPower(range, g.digits);
-  std::uint64_t past = 0;  // nonzero when some field holds a number past its digits
-  std::size_t bit = 0;
-  std::size_t i = 0;
-  for (std::size_t f = 0; f < fields; ++f, bit += g.bits) {
-    std::uint64_t w;
-    std::memcpy(&w, stream + bit / 8, sizeof w);
-    std::uint64_t field = (w >> (bit % 8)) & mask;
-    const std::size_t digits = std::min<std::size_t>(g.digits, count - i);
-    const std::uint64_t limit =
-        digits == g.digits ? full_limit : RadixPower(range, static_cast<unsigned>(digits));
-    past |= field >= limit ? 1u : 0u;
-    for (std::size_t d = 1; d < digits; ++d) {
-      const std::uint64_t q = divider.Quotient(field);
-      out[i++] = field - q * range + base;
-      field = q;
-    }
-    out[i++] = field + base;
-  }
-  // full_limit is 2^32 only for one 32-bit digit, which no field can pass.
   const unsigned tail = static_cast<unsigned>(fields * g.bits % 8);
   const bool clean_tail = tail == 0 || (stream[bytes - 1] >> tail) == 0;
-  return past == 0 && clean_tail;
+  // The fields as words, in place and from the last: field f's load ends by byte 4 f + 8, below
+  // word f + 1, the lowest word written before it (fields are at most 32 bits).
+  std::uint64_t past = 0;  // nonzero when some field holds a number past its digits
+  const std::size_t last_digits = count - (fields - 1) * g.digits;
+  const std::uint64_t last_limit =
+      last_digits == g.digits ? full_limit : RadixPower(range, static_cast<unsigned>(last_digits));
+  for (std::size_t f = fields; f-- > 0;) {
+    std::uint64_t w;
+    std::memcpy(&w, stream + f * g.bits / 8, sizeof w);
+    const std::uint64_t field = (w >> (f * g.bits % 8)) & mask;
+    past |= field >= (f + 1 == fields ? last_limit : full_limit) ? 1u : 0u;
+    scratch[f] = field;
+  }
+  // full_limit is 2^32 only for one 32-bit digit, which no field can pass.
+  if (past != 0 || !clean_tail) return false;
+  static_assert(simd::kRadixFieldSlack <= 8);  // scratch holds 1024 + 8 words
+  std::memset(scratch + fields, 0, simd::kRadixFieldSlack * sizeof(std::uint64_t));
+  simd::ActiveKernels().radix_digits(scratch, count, range, g.digits, base, out);
+  return true;
 }
 
 }  // namespace ingot::codec

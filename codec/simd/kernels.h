@@ -226,7 +226,18 @@ struct Kernels {
   // while they fit).
   void (*unpack_stream)(const std::uint8_t* stream, std::size_t readable, std::size_t count,
                         unsigned width, std::uint64_t base, std::uint64_t* out);
+
+  // Radix-packed fields into their digits (bit_packing.h): out[i] = digit i % digits (least
+  // significant first) of fields[i / digits] in base `range`, plus base (wrapping), for
+  // i < count; the last field may hold fewer digits, its top one whole. REQUIRES: 2 <= range,
+  // range^digits <= 2^32, every field below 2^32, fields readable up to ceil(count / digits)
+  // + kRadixFieldSlack (the vector level loads eight fields from the first one a group needs).
+  void (*radix_digits)(const std::uint64_t* fields, std::size_t count, std::uint64_t range,
+                       unsigned digits, std::uint64_t base, std::uint64_t* out);
 };
+
+// Fields past the last that radix_digits may read.
+inline constexpr std::size_t kRadixFieldSlack = 8;
 
 // Runs that expand_runs may read before the first and past the last it uses.
 inline constexpr std::size_t kExpandRunsSlack = 16;

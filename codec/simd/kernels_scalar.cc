@@ -43,6 +43,7 @@ constexpr Kernels kScalar = {
     WidthHistograms,
     ExpandRuns,
     UnpackStream,
+    RadixDigits,
 };
 
 }  // namespace

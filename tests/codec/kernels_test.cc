@@ -708,6 +708,60 @@ TEST(KernelsTest, UnpackStreamReadsEveryField) {
   }
 }
 
+// Every level splits radix fields into the digits plain division gives, for every digit count a
+// range allows, with fields at the edges (0, multiples of the range's powers and one below, the
+// largest) as well as random ones.
+TEST(KernelsTest, RadixDigitsMatchDivision) {
+  std::mt19937_64 rng(16);
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  const std::uint64_t limit = std::uint64_t{1} << 32;
+  for (const std::uint64_t range :
+       {std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{10}, std::uint64_t{141},
+        std::uint64_t{201}, std::uint64_t{533}, std::uint64_t{65537}, std::uint64_t{4294967291}}) {
+    std::uint64_t power = 1;
+    for (unsigned digits = 1; power * range <= limit && digits <= 32; ++digits) {
+      power *= range;  // range^digits
+      for (const std::size_t count :
+           {std::size_t{1}, std::size_t{digits}, std::size_t{8}, std::size_t{9}, std::size_t{100},
+            std::size_t{533}, std::size_t{1024}}) {
+        const std::size_t field_count = (count + digits - 1) / digits;
+        std::vector<std::uint64_t> fields(field_count + simd::kRadixFieldSlack, 0);
+        std::vector<std::uint64_t> want(count);
+        for (std::size_t f = 0; f < field_count; ++f) {
+          const std::size_t here = std::min<std::size_t>(digits, count - f * digits);
+          std::uint64_t top = 1;
+          for (std::size_t d = 0; d < here; ++d) top *= range;
+          std::uint64_t x = rng() % top;
+          switch (rng() % 4) {
+            case 0:
+              x = top - 1;
+              break;
+            case 1:
+              x = (rng() % here == 0) ? 0 : top / range * (rng() % range);
+              break;
+            case 2:
+              x = x / range * range;
+              break;
+            default:
+              break;
+          }
+          fields[f] = x;
+          for (std::size_t d = 0; d < here; ++d, x /= range) want[f * digits + d] = x % range + 7;
+        }
+        for (const Kernels* k : levels) {
+          std::vector<std::uint64_t> got(count);
+          k->radix_digits(fields.data(), count, range, digits, 7, got.data());
+          for (std::size_t i = 0; i < count; ++i) {
+            ASSERT_EQ(got[i], want[i]) << k->name << " range " << range << " digits " << digits
+                                       << " count " << count << " digit " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void CheckAlpRdSplit(const Kernels& k) {
   using Bits = typename AlpConstants<T>::Bits;
