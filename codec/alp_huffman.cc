@@ -72,10 +72,20 @@ unsigned Category(std::uint64_t x) { return static_cast<unsigned>(std::bit_width
 // Bits below the leading one of a number of category c.
 unsigned ExtraBits(unsigned c) { return c == 0 ? 0 : c - 1; }
 
+// The bits of a byte in reverse order.
+constexpr auto kReversedByte = [] {
+  std::array<std::uint8_t, 256> t{};
+  for (unsigned b = 0; b < 256; ++b) {
+    for (unsigned i = 0; i < 8; ++i)
+      t[b] = static_cast<std::uint8_t>(t[b] | ((b >> i) & 1u) << (7 - i));
+  }
+  return t;
+}();
+
+// The low `bits` (1..kMaxCodeBits) of `code` in reverse order.
 std::uint32_t ReverseBits(std::uint32_t code, unsigned bits) {
-  std::uint32_t r = 0;
-  for (unsigned i = 0; i < bits; ++i) r |= ((code >> i) & 1u) << (bits - 1 - i);
-  return r;
+  static_assert(kMaxCodeBits <= 8);
+  return kReversedByte[code] >> (8 - bits);
 }
 
 // Canonical codes for `lengths` (0 = unused), bit-reversed for a stream read from bit 0 up.
@@ -383,14 +393,21 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
                 sizeof ws.packed >= sizeof(std::uint64_t) << kMaxCodeBits);  // free while decoding
   std::uint32_t codes[kCategories];
   CanonicalCodes(lengths, k, codes);
-  for (unsigned c = 0; c < k; ++c) {
-    if (lengths[c] == 0) continue;
-    const auto low = static_cast<std::uint8_t>(ExtraBits(c));
-    const simd::HuffmanEntry e{lengths[c], low, static_cast<std::uint8_t>(lengths[c] + low), 0};
-    const std::uint64_t lead = c == 0 ? 0 : std::uint64_t{1} << low;
-    for (std::size_t fill = codes[c]; fill < entries; fill += std::size_t{1} << lengths[c]) {
-      table[fill] = e;
-      leads[fill] = lead;
+  // By length: the entries of the codes up to length L - 1 fill a table of 2^(L - 1) entries,
+  // copied once to make the table of 2^L (a code's entries repeat every 2^length), where each
+  // code of length L then takes its one entry. Slots that longer codes own hold stale copies
+  // until those codes take them; the code is complete, so every slot is taken.
+  for (unsigned bits = 1; bits <= longest; ++bits) {
+    if (bits > 1) {
+      const std::size_t half = std::size_t{1} << (bits - 1);
+      std::memcpy(table + half, table, half * sizeof *table);
+      std::memcpy(leads + half, leads, half * sizeof *leads);
+    }
+    for (unsigned c = 0; c < k; ++c) {
+      if (lengths[c] != bits) continue;
+      const auto low = static_cast<std::uint8_t>(ExtraBits(c));
+      table[codes[c]] = {lengths[c], low, static_cast<std::uint8_t>(lengths[c] + low), 0};
+      leads[codes[c]] = c == 0 ? 0 : std::uint64_t{1} << low;
     }
   }
   // Segment lengths, then the segments copied with zero padding for whole-word reads.
