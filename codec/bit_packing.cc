@@ -113,6 +113,7 @@ bool UnpackRadix(const std::uint8_t* in, std::size_t count, std::uint64_t base,
     for (std::size_t i = 0; i < count; ++i) out[i] = base;
     return true;
   }
+  if (count == 0) return true;
   const std::size_t fields = (count + g.digits - 1) / g.digits;
   const std::size_t bytes = (fields * g.bits + 7) / 8;
   // A copy with a zeroed word past the stream: every field is one 8-byte load from its first byte.
