@@ -133,12 +133,7 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
     UnpackInts(packed, n, base, width, ws.packed, ints);
     if (delta) {
       // Wrapping sums: corrupt deltas give wrong values, never undefined behaviour.
-      std::uint64_t acc = LoadLe<std::uint64_t>(src.data() + kAlpHeaderBytes);
-      ints[0] = acc;
-      for (std::size_t i = 1; i < n; ++i) {
-        acc += ints[i];
-        ints[i] = acc;
-      }
+      kernels.prefix_sum(ints, n, LoadLe<std::uint64_t>(src.data() + kAlpHeaderBytes));
     }
     const auto* signed_ints = reinterpret_cast<const std::int64_t*>(ints);
     if constexpr (sizeof(T) == 8) {
