@@ -175,19 +175,20 @@ Status DecodeInts(std::span<const std::uint8_t> src, std::span<std::int64_t> out
     }
   }
   UnpackInts(src.data() + header, n, base, width, ws.packed, v);
-  // Wrapping sums: exact for what the encoder wrote, defined for anything else.
+  // Wrapping sums (the prefix-sum kernel): exact for what the encoder wrote, defined for
+  // anything else. Value 0's packed slot is a placeholder, and value 1's too with delta-of-delta:
+  // the first value and the first step come from the header.
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  const std::uint64_t first = LoadLe<std::uint64_t>(src.data() + kBlockHeaderBytes);
   if (encoding == static_cast<std::uint8_t>(IntEncoding::kDelta)) {
-    std::uint64_t acc = LoadLe<std::uint64_t>(src.data() + kBlockHeaderBytes);
-    v[0] = acc;
-    for (std::size_t i = 1; i < n; ++i) v[i] = acc += v[i];
+    kernels.prefix_sum(v, n, first);
   } else if (encoding == static_cast<std::uint8_t>(IntEncoding::kDeltaOfDelta)) {
-    std::uint64_t acc = LoadLe<std::uint64_t>(src.data() + kBlockHeaderBytes);
-    std::uint64_t step = LoadLe<std::uint64_t>(src.data() + kBlockHeaderBytes + 8);
-    v[0] = acc;
-    for (std::size_t i = 1; i < n; ++i) {
-      if (i >= 2) step += v[i];
-      v[i] = acc += step;
+    // The steps first (step 1 from the header, then each plus the next delta-of-delta), then the
+    // values from the first.
+    if (n >= 2) {
+      kernels.prefix_sum(v + 1, n - 1, LoadLe<std::uint64_t>(src.data() + kBlockHeaderBytes + 8));
     }
+    kernels.prefix_sum(v, n, first);
   }
   return Status::OK();
 }

@@ -4,8 +4,11 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "codec/codec.h"
+#include "codec/format.h"
 
 namespace ingot::codec {
 namespace {
@@ -51,6 +54,36 @@ TEST(IntCodecTest, JitteredTimestampsAndCounters) {
     RoundTrip(counter, *ws);
     RoundTrip(random, *ws);
     RoundTrip(extremes, *ws);
+  }
+}
+
+// Delta and delta-of-delta blocks whose packed numbers are not all equal take the unpack and the
+// running sums (the regular-interval fast path does not apply): a jittered clock takes delta, a
+// jittered quadratic (an accelerating counter) delta-of-delta; both round-trip at every length.
+TEST(IntCodecTest, DeltaAndDeltaOfDeltaSumsRoundTrip) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(2);
+  for (std::size_t n : {2, 3, 9, 100, 1000, 1024}) {
+    std::vector<std::int64_t> clock(n), curve(n);
+    std::int64_t t = 1700000000000000000;
+    for (std::size_t i = 0; i < n; ++i) {
+      t += 1000000000 + static_cast<std::int64_t>(rng() % 2000000);
+      clock[i] = t;
+      const auto k = static_cast<std::int64_t>(i);
+      curve[i] = 5000 * k * k + static_cast<std::int64_t>(rng() % 7);
+    }
+    for (const auto& [values, want] :
+         {std::pair{&clock, IntEncoding::kDelta}, std::pair{&curve, IntEncoding::kDeltaOfDelta}}) {
+      std::vector<std::uint8_t> buf(MaxEncodedIntBytes(n));
+      const std::size_t bytes = EncodeInts(*values, *ws, buf);
+      ASSERT_GT(bytes, 0u);
+      if (n >= 100) {  // shorter blocks may take FOR (fewer header bytes)
+        ASSERT_EQ(buf[0], static_cast<std::uint8_t>(want)) << "n " << n;
+      }
+      std::vector<std::int64_t> back(n);
+      ASSERT_TRUE(DecodeInts({buf.data(), bytes}, back, *ws).ok());
+      EXPECT_EQ(back, *values) << "n " << n << " encoding " << int{buf[0]};
+    }
   }
 }
 
