@@ -204,8 +204,20 @@ Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspac
   p += right_bytes;
   UnpackInts(p, n, 0, index_bits, ws.packed, indexes);
   p += index_bytes;
+  // Doubles join in a kernel that also finds the largest index (a dictionary lookup per value
+  // and the check, which the baseline build runs one value at a time).
+  T* __restrict dst = out.data();
   std::uint64_t max_index = 0;
-  for (std::size_t i = 0; i < n; ++i) max_index = indexes[i] > max_index ? indexes[i] : max_index;
+  if constexpr (sizeof(T) == 8) {
+    std::uint64_t lefts[kAlpRdMaxDictionary] = {};
+    static_assert(kAlpRdMaxDictionary == 8);
+    for (unsigned d = 0; d < dictionary_size; ++d) lefts[d] = dictionary[d];
+    max_index = simd::ActiveKernels().alp_rd_join_double(rights, indexes, n, lefts, dst);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      max_index = indexes[i] > max_index ? indexes[i] : max_index;
+    }
+  }
   if (max_index >= dictionary_size) {
     return Corrupt(name, "dictionary index " + N(max_index) + " >= size " + N(dictionary_size));
   }
@@ -219,10 +231,11 @@ Status DecodeAlpRd(std::span<const std::uint8_t> src, std::span<T> out, Workspac
                      "exception left part " + N(left) + " wider than " + N(left_bits) + " bits");
     }
   }
-  T* __restrict dst = out.data();
-  for (std::size_t i = 0; i < n; ++i) {
-    dst[i] =
-        std::bit_cast<T>(static_cast<Bits>(dictionary[indexes[i]] | static_cast<Bits>(rights[i])));
+  if constexpr (sizeof(T) == 4) {
+    for (std::size_t i = 0; i < n; ++i) {
+      dst[i] = std::bit_cast<T>(
+          static_cast<Bits>(dictionary[indexes[i]] | static_cast<Bits>(rights[i])));
+    }
   }
   for (std::size_t k = 0; k < exception_count; ++k) {
     const std::size_t pos = LoadLe<std::uint16_t>(positions + 2 * k);

@@ -234,6 +234,13 @@ struct Kernels {
   // + kRadixFieldSlack (the vector level loads eight fields from the first one a group needs).
   void (*radix_digits)(const std::uint64_t* fields, std::size_t count, std::uint64_t range,
                        unsigned digits, std::uint64_t base, std::uint64_t* out);
+
+  // ALP-RD's parts joined into doubles: out[i] has the bits dictionary[indexes[i] % 8] |
+  // rights[i]. Returns the largest index, which the caller checks against its dictionary's size
+  // (the output is garbage then). REQUIRES: dictionary holds 8 entries (left parts shifted into
+  // place), every index below 2^63.
+  std::uint64_t (*alp_rd_join_double)(const std::uint64_t* rights, const std::uint64_t* indexes,
+                                      std::size_t n, const std::uint64_t* dictionary, double* out);
 };
 
 // Fields past the last that radix_digits may read.

@@ -44,6 +44,7 @@ constexpr Kernels kScalar = {
     ExpandRuns,
     UnpackStream,
     RadixDigits,
+    AlpRdJoinDouble,
 };
 
 }  // namespace

@@ -762,6 +762,36 @@ TEST(KernelsTest, RadixDigitsMatchDivision) {
   }
 }
 
+// Every level joins ALP-RD's left parts (looked up by index) and right parts into the same
+// doubles, and reports the largest index, which may name a slot past the real dictionary.
+TEST(KernelsTest, AlpRdJoinMatchesTheLookup) {
+  std::mt19937_64 rng(17);
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  std::uint64_t dictionary[8];
+  for (auto& d : dictionary) d = (rng() & 0xffff) << 48;
+  for (const std::size_t n : {1, 7, 8, 9, 100, 1023, 1024}) {
+    for (const std::uint64_t top : {0, 3, 7}) {
+      std::vector<std::uint64_t> rights(n), indexes(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        rights[i] = rng() >> 16;
+        indexes[i] = rng() % (top + 1);
+      }
+      if (n > 0) indexes[rng() % n] = top;
+      for (const Kernels* k : levels) {
+        std::vector<double> out(n);
+        EXPECT_EQ(k->alp_rd_join_double(rights.data(), indexes.data(), n, dictionary, out.data()),
+                  top)
+            << k->name << " n " << n;
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(out[i]), dictionary[indexes[i]] | rights[i])
+              << k->name << " n " << n << " value " << i;
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void CheckAlpRdSplit(const Kernels& k) {
   using Bits = typename AlpConstants<T>::Bits;
