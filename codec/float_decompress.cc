@@ -414,6 +414,15 @@ Status DecodeXorGroups(std::span<const std::uint8_t> src, std::span<T> out,
                                "payload end (" + N(payload_bytes) + " bytes, at " + N(at) + ")");
     }
     std::uint64_t x[kXorGroupValues + 1];
+    if constexpr (sizeof(T) == 8) {
+      // Doubles through kernels: the fields (the payload has 16 zero bytes after it), then the
+      // XORs spread by the bitmap and folded into the values.
+      const simd::Kernels& kernels = simd::ActiveKernels();
+      kernels.unpack_stream(ws.bytes + at, sizeof ws.bytes - at, fields, width, 0, x);
+      prev = kernels.xor_group_double(x, present, count, shift, prev, dst + from);
+      at += field_bytes;
+      continue;
+    }
     UnpackFields(ws.bytes + at, fields, width, shift, x);
     x[fields] = 0;  // read (and discarded) after the last field of a bitmap group
     if (bitmap) {

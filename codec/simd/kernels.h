@@ -241,6 +241,15 @@ struct Kernels {
   // place), every index below 2^63.
   std::uint64_t (*alp_rd_join_double)(const std::uint64_t* rights, const std::uint64_t* indexes,
                                       std::size_t n, const std::uint64_t* dictionary, double* out);
+
+  // One grouped-XOR group into doubles: for j < count, value j's XOR is the next unused field
+  // shifted up by `shift` when bit j of `present` is set (0 otherwise), and out[j] has the bits of
+  // prev XOR every XOR up to j. Returns the last value's bits (prev when count is 0).
+  // REQUIRES: count <= 32, shift < 64, as many fields as bits of `present` below count, and
+  // fields readable up to fields[count - 1] (the vector level loads eight at a time).
+  std::uint64_t (*xor_group_double)(const std::uint64_t* fields, std::uint32_t present,
+                                    std::size_t count, unsigned shift, std::uint64_t prev,
+                                    double* out);
 };
 
 // Fields past the last that radix_digits may read.

@@ -45,6 +45,7 @@ constexpr Kernels kScalar = {
     UnpackStream,
     RadixDigits,
     AlpRdJoinDouble,
+    XorGroupDouble,
 };
 
 }  // namespace

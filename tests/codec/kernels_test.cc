@@ -792,6 +792,43 @@ TEST(KernelsTest, AlpRdJoinMatchesTheLookup) {
   }
 }
 
+// Every level folds a grouped-XOR group's fields, spread by its bitmap and shifted, into the same
+// values, for every count and bitmaps from empty to full.
+TEST(KernelsTest, XorGroupMatchesTheSequentialFold) {
+  std::mt19937_64 rng(18);
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  for (std::size_t count = 0; count <= 32; ++count) {
+    for (int trial = 0; trial < 6; ++trial) {
+      const std::uint32_t all = count == 32 ? ~0u : (1u << count) - 1;
+      std::uint32_t present = trial == 0   ? 0u
+                              : trial == 1 ? all
+                                           : static_cast<std::uint32_t>(rng());
+      present &= all;
+      const unsigned shift = static_cast<unsigned>(rng() % 64);
+      const std::uint64_t prev = rng();
+      std::uint64_t fields[32];
+      for (auto& f : fields) f = rng() >> (rng() % 64);
+      std::vector<std::uint64_t> want(count);
+      std::uint64_t x = prev;
+      for (std::size_t j = 0, k = 0; j < count; ++j) {
+        if ((present >> j) & 1) x ^= fields[k++] << shift;
+        want[j] = x;
+      }
+      for (const Kernels* k : levels) {
+        std::vector<double> out(count);
+        const std::uint64_t got_last =
+            k->xor_group_double(fields, present, count, shift, prev, out.data());
+        EXPECT_EQ(got_last, count == 0 ? prev : want[count - 1]) << k->name << " count " << count;
+        for (std::size_t j = 0; j < count; ++j) {
+          ASSERT_EQ(std::bit_cast<std::uint64_t>(out[j]), want[j])
+              << k->name << " count " << count << " value " << j;
+        }
+      }
+    }
+  }
+}
+
 template <typename T>
 void CheckAlpRdSplit(const Kernels& k) {
   using Bits = typename AlpConstants<T>::Bits;
