@@ -2,6 +2,7 @@
 // vector kernels use them for tails, so every level computes exactly the same bits.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 
@@ -44,6 +45,28 @@ inline double AlpDecodeOneDouble(std::uint64_t n, unsigned e, unsigned f) {
   using C = AlpConstants<double>;
   const double d = std::bit_cast<double>(n + kRoundMagicBits) - kRoundMagic;
   return d * C::kExp10[f] * C::kFrac10[e];
+}
+
+// True when every integer of a 1024-value FFOR block (base + a `width`-bit field, wrapping) lies in
+// [-2^51, 2^51), where adding kRoundMagicBits gives exactly the double kRoundMagic + n. Decoders
+// may then take the fused multiply-add, which gives the same bits as AlpDecodeOneDouble there.
+inline bool FforMagicExact(std::uint64_t base, unsigned width) {
+  constexpr std::int64_t kLimit = std::int64_t{1} << 51;
+  const auto lo = static_cast<std::int64_t>(base);
+  return width <= 51 && lo >= -kLimit && lo < kLimit - static_cast<std::int64_t>(WidthMask(width));
+}
+
+// The same for a delta block's running sums from `first`: each of the 1023 steps moves by at most
+// the larger magnitude of the step range [base, base + 2^width).
+inline bool DeltaMagicExact(std::uint64_t base, unsigned width, std::uint64_t first) {
+  constexpr std::int64_t kLimit = std::int64_t{1} << 51;
+  constexpr std::int64_t kStepLimit = std::int64_t{1} << 40;  // 1023 steps stay below 2^50
+  const auto lo = static_cast<std::int64_t>(base);
+  const auto start = static_cast<std::int64_t>(first);
+  if (width > 39 || lo <= -kStepLimit || lo >= kStepLimit) return false;
+  const std::int64_t hi = lo + static_cast<std::int64_t>(WidthMask(width));
+  const std::int64_t step = std::max(lo < 0 ? -lo : lo, hi < 0 ? -hi : hi);
+  return start > -kLimit / 2 && start < kLimit / 2 && step * 1023 < kLimit / 2;
 }
 
 inline float AlpDecodeOneFloat(std::uint64_t n, unsigned e, unsigned f) {
