@@ -152,12 +152,18 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
     // Integers are below 2^50 in magnitude, so their differences cannot overflow.
     std::int64_t* deltas = ws.ints2;
     std::int64_t delta_hi;
-    kernels.delta_min_max(ws.ints, n, deltas, &delta_lo, &delta_hi);
-    deltas[0] = delta_lo;  // ignored by the decoder; packs as zero
-    delta_width =
-        BitWidth(static_cast<std::uint64_t>(delta_hi) - static_cast<std::uint64_t>(delta_lo));
-    delta_bytes = kAlpDeltaHeaderBytes + PackedBytes(n, delta_width) + exception_bytes;
-    use_delta = mode == AlpMode::kDelta || delta_bytes < plain_bytes;
+    // Deltas as wide as the plain integers cannot be smaller (the delta header is larger), so
+    // the pass may stop once they span 2^(plain_width - 1).
+    const std::uint64_t give_up = mode == AlpMode::kDelta ? UINT64_MAX
+                                  : plain_width == 0      ? 0
+                                                          : std::uint64_t{1} << (plain_width - 1);
+    if (kernels.delta_min_max(ws.ints, n, give_up, deltas, &delta_lo, &delta_hi)) {
+      deltas[0] = delta_lo;  // ignored by the decoder; packs as zero
+      delta_width =
+          BitWidth(static_cast<std::uint64_t>(delta_hi) - static_cast<std::uint64_t>(delta_lo));
+      delta_bytes = kAlpDeltaHeaderBytes + PackedBytes(n, delta_width) + exception_bytes;
+      use_delta = mode == AlpMode::kDelta || delta_bytes < plain_bytes;
+    }
   }
   const std::size_t bytes = use_delta ? delta_bytes : plain_bytes;
   if (chosen != nullptr) *chosen = use_delta ? FloatEncoding::kAlpDelta : FloatEncoding::kAlp;

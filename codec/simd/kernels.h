@@ -142,10 +142,13 @@ struct Kernels {
   // Signed minimum and maximum of v[0..n). REQUIRES: n >= 1.
   void (*min_max)(const std::int64_t* v, std::size_t n, std::int64_t* min, std::int64_t* max);
 
-  // deltas[i] = v[i] - v[i - 1] (wrapping) for 1 <= i < n, and the signed range of those deltas.
-  // REQUIRES: n >= 2. deltas[0] is not written.
-  void (*delta_min_max)(const std::int64_t* v, std::size_t n, std::int64_t* deltas,
-                        std::int64_t* min, std::int64_t* max);
+  // deltas[i] = v[i] - v[i - 1] (wrapping) for 1 <= i < n, and the signed range of those deltas;
+  // returns true. It may instead stop early and return false (deltas and range incomplete) once
+  // the deltas seen span at least `give_up` (max - min as unsigned), which a caller that only
+  // wants narrower deltas passes; UINT64_MAX never stops. REQUIRES: n >= 2. deltas[0] is not
+  // written.
+  bool (*delta_min_max)(const std::int64_t* v, std::size_t n, std::uint64_t give_up,
+                        std::int64_t* deltas, std::int64_t* min, std::int64_t* max);
 
   // ALP-RD split of n values: rights[i] = the low `right_bits` bits, indexes[i] = the position of
   // the left part in dictionary[0 .. dictionary_size) (lowest match) or 0 when it is missing, in

@@ -643,13 +643,55 @@ TEST(KernelsTest, DeltaMinMaxAgrees) {
   for (const Kernels* k : VectorLevels()) {
     for (std::size_t n : {2, 3, 9, 100, 1024}) {
       std::int64_t a_lo, a_hi, b_lo, b_hi;
-      simd::ScalarKernels().delta_min_max(v.data(), n, da.data(), &a_lo, &a_hi);
-      k->delta_min_max(v.data(), n, db.data(), &b_lo, &b_hi);
+      ASSERT_TRUE(
+          simd::ScalarKernels().delta_min_max(v.data(), n, UINT64_MAX, da.data(), &a_lo, &a_hi));
+      ASSERT_TRUE(k->delta_min_max(v.data(), n, UINT64_MAX, db.data(), &b_lo, &b_hi));
       EXPECT_EQ(a_lo, b_lo);
       EXPECT_EQ(a_hi, b_hi);
       for (std::size_t i = 1; i < n; ++i) ASSERT_EQ(da[i], db[i]) << k->name << " " << i;
       EXPECT_EQ(da[1], static_cast<std::int64_t>(static_cast<std::uint64_t>(v[1]) -
                                                  static_cast<std::uint64_t>(v[0])));
+    }
+  }
+}
+
+// A level may stop once the deltas span `give_up`, and only then: a completed pass gives the whole
+// range, and a stopped one leaves a range that really is that wide. Narrow walks with one wide
+// step at various places (early, late, in the tail) and a lane-crossing pair of steps.
+TEST(KernelsTest, DeltaMinMaxStopsOnlyWhenTheRangeIsThatWide) {
+  std::mt19937_64 rng(10);
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  std::vector<std::int64_t> v(1024), full(1024), part(1024);
+  for (std::size_t jump :
+       {std::size_t{3}, std::size_t{70}, std::size_t{500}, std::size_t{1020}, std::size_t{5000}}) {
+    std::int64_t x = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      x += static_cast<std::int64_t>(rng() % 16) - 8;
+      if (i == jump) x += 1 << 20;
+      if (jump == 5000 && (i == 200 || i == 203)) x += i == 200 ? 1 << 20 : -(1 << 20);
+      v[i] = x;
+    }
+    for (std::size_t n : {std::size_t{2}, std::size_t{64}, std::size_t{66}, std::size_t{1024}}) {
+      std::int64_t lo, hi;
+      ASSERT_TRUE(
+          simd::ScalarKernels().delta_min_max(v.data(), n, UINT64_MAX, full.data(), &lo, &hi));
+      const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+      for (const Kernels* k : levels) {
+        for (std::uint64_t give_up : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{16},
+                                      std::uint64_t{1} << 19, span, span + 1, UINT64_MAX}) {
+          std::int64_t plo = 0, phi = 0;
+          if (k->delta_min_max(v.data(), n, give_up, part.data(), &plo, &phi)) {
+            ASSERT_EQ(plo, lo) << k->name << " jump " << jump << " n " << n;
+            ASSERT_EQ(phi, hi) << k->name << " jump " << jump << " n " << n;
+            for (std::size_t i = 1; i < n; ++i) ASSERT_EQ(part[i], full[i]) << i;
+            // An early wide step must stop the pass (that is its point).
+            EXPECT_FALSE(jump == 3 && n == 1024 && give_up == std::uint64_t{1} << 19) << k->name;
+          } else {
+            ASSERT_GE(span, give_up) << k->name << " jump " << jump << " n " << n;
+          }
+        }
+      }
     }
   }
 }
