@@ -48,12 +48,15 @@ struct AlpEncodeStats {
 // code i of segment s. pos[s] ends after segment s's last code. Wrapping arithmetic.
 inline constexpr std::size_t kHuffmanMaxSegments = 8;
 inline constexpr std::size_t kHuffmanSegmentValues = 128;
+// The first two bytes, read as one little-endian u16, are bextr's control word (start, length):
+// the kernels extract a number's low bits with one instruction.
 struct HuffmanEntry {
   std::uint8_t code_bits;
   std::uint8_t low_bits;
   std::uint8_t total_bits;
   std::uint8_t unused;
 };
+static_assert(offsetof(HuffmanEntry, code_bits) == 0 && offsetof(HuffmanEntry, low_bits) == 1);
 struct HuffmanSegments {
   const std::uint8_t* buf;
   const HuffmanEntry* entries;
