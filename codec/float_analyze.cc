@@ -382,14 +382,26 @@ HintPick PickFromHint(const simd::Kernels& kernels, const T* sample, std::size_t
   if (pairs == 0) return pick;
   std::uint64_t costs[SeriesHint::kPairs];
   std::size_t exceptions[SeriesHint::kPairs];
-  SampleCosts(kernels, sample, count, exponents, factors, pairs, costs, exceptions);
+  // The favourite alone first: on a steady series it wins outright, and the other pairs are
+  // never judged.
+  const std::size_t first = slots[0] == 0 ? 1 : pairs;
+  SampleCosts(kernels, sample, count, exponents, factors, first, costs, exceptions);
+  if (first == 1 && exceptions[0] * 16 <= count) {
+    pick.best = {costs[0], exponents[0], factors[0]};
+    pick.exceptions = exceptions[0];
+    pick.slot = 0;
+    return pick;
+  }
+  if (first < pairs) {
+    SampleCosts(kernels, sample, count, exponents + first, factors + first, pairs - first,
+                costs + first, exceptions + first);
+  }
   for (std::size_t p = 0; p < pairs; ++p) {
     if (costs[p] < pick.best.cost) {
       pick.best = {costs[p], exponents[p], factors[p]};
       pick.exceptions = exceptions[p];
       pick.slot = slots[p];
     }
-    if (slots[p] == 0 && exceptions[p] * 16 <= count) break;
   }
   return pick;
 }
