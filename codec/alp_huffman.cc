@@ -10,9 +10,11 @@
 // groups the category code is 5-10% smaller than zstd over the varints.
 //
 // Decoding speed: a block's 1024 codes are eight segments of 128, each its own bit stream, and the
-// decoder advances the eight in one loop, so their eight chains of (load, table lookup, shift)
-// overlap; it sums the deltas within each segment as it goes and adds each segment's start in a
-// pass without a dependency from one value to the next.
+// decoder advances the eight in one loop, so their eight chains of (load, table lookup, advance)
+// overlap. One 16-byte table entry per code prefix holds all a code needs (bextr's control word,
+// the bits to advance, the leading one with the base folded in), so the loop addresses a single
+// table and keeps the eight positions in registers; the zigzagged deltas are unzigzagged and
+// summed afterwards, eight lanes at a time.
 //
 // Layout (little-endian), after the 3-byte block header:
 //   u8 exponent, u8 factor, u8 flags (alp_compact_internal.h: kDeltaFlag, kZigZagFlag,
@@ -387,12 +389,14 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   }
   // The tables: every entry belongs to exactly one code (complete and prefix-free).
   const std::size_t entries = std::size_t{1} << longest;
-  auto* table = reinterpret_cast<simd::HuffmanEntry*>(ws.positions);
-  std::uint64_t* leads = ws.packed;
-  static_assert(sizeof ws.positions >= sizeof(simd::HuffmanEntry) << kMaxCodeBits &&
-                sizeof ws.packed >= sizeof(std::uint64_t) << kMaxCodeBits);  // free while decoding
+  auto* table = reinterpret_cast<simd::HuffmanEntry*>(ws.packed);
+  static_assert(sizeof ws.packed >= sizeof(simd::HuffmanEntry) << kMaxCodeBits &&
+                alignof(simd::HuffmanEntry) <= 64);  // free while decoding
   std::uint32_t codes[kCategories];
   CanonicalCodes(lengths, k, codes);
+  // Each lead carries the base of offsets and of deltas above the smallest (low < lead, so low +
+  // lead is the number): the kernel adds it with the leading one.
+  const std::uint64_t add = zigzagged ? 0 : static_cast<std::uint64_t>(UnZigZag(base));
   // By length: the entries of the codes up to length L - 1 fill a table of 2^(L - 1) entries,
   // copied once to make the table of 2^L (a code's entries repeat every 2^length), where each
   // code of length L then takes its one entry. Slots that longer codes own hold stale copies
@@ -401,13 +405,17 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
     if (bits > 1) {
       const std::size_t half = std::size_t{1} << (bits - 1);
       std::memcpy(table + half, table, half * sizeof *table);
-      std::memcpy(leads + half, leads, half * sizeof *leads);
     }
     for (unsigned c = 0; c < k; ++c) {
       if (lengths[c] != bits) continue;
       const auto low = static_cast<std::uint8_t>(ExtraBits(c));
-      table[codes[c]] = {lengths[c], low, static_cast<std::uint8_t>(lengths[c] + low), 0};
-      leads[codes[c]] = c == 0 ? 0 : std::uint64_t{1} << low;
+      const std::uint64_t lead = c == 0 ? 0 : std::uint64_t{1} << low;
+      simd::HuffmanEntry& e = table[codes[c]];
+      e = {};
+      e.code_bits = lengths[c];
+      e.low_bits = low;
+      e.total_bits = static_cast<std::uint8_t>(lengths[c] + low);
+      e.lead = lead + add;
     }
   }
   // Segment lengths, then the segments copied with zero padding for whole-word reads.
@@ -439,11 +447,9 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   std::memcpy(buf, p, stream_bytes);
   std::memset(buf + stream_bytes, 0, Workspace::kStreamSlack);
   for (std::size_t s = 0; s < segments; ++s) pos[s] = std::uint64_t{starts[s]} * 8;
-  // The codes in order (unzigzagged, or above the base), then summed.
-  const std::uint64_t add = zigzagged ? 0 : static_cast<std::uint64_t>(UnZigZag(base));
+  // The codes in order (zigzagged, or above the base), then unzigzagged and summed.
   std::uint64_t* ints = ws.bits;
-  simd::HuffmanSegments job{buf,       table,    leads,          entries - 1, add,
-                            zigzagged, segments, kSegmentValues, pos,         ints};
+  simd::HuffmanSegments job{buf, table, entries - 1, segments, kSegmentValues, pos, ints};
   const simd::Kernels& kernels = simd::ActiveKernels();
   if (n == kBlockCapacity) {
     kernels.huffman_segments(job);
@@ -468,10 +474,15 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   }
   // Sums from the header's first integer (and first delta), which replace the placeholders.
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
+  const auto first_int = static_cast<std::uint64_t>(UnZigZag(first));
   if (second_order) {
-    kernels.prefix_sum(ints + 1, n - 1, static_cast<std::uint64_t>(UnZigZag(first_delta)));
+    kernels.unzigzag_prefix_sum(ints + 1, n - 1, static_cast<std::uint64_t>(UnZigZag(first_delta)));
+    kernels.prefix_sum(ints, n, first_int);
+  } else if (zigzagged) {
+    kernels.unzigzag_prefix_sum(ints, n, first_int);
+  } else if (h.delta) {
+    kernels.prefix_sum(ints, n, first_int);
   }
-  if (h.delta) kernels.prefix_sum(ints, n, static_cast<std::uint64_t>(UnZigZag(first)));
   return FinishCompactDecode(ints, h, end, out, kName);
 }
 

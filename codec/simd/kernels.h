@@ -42,28 +42,28 @@ struct AlpEncodeStats {
 // each, segment s from bit pos[s] of `buf` (bit 0 of byte 0 first). A code is read from the 8
 // bytes at its bit position's byte, shifted down by the position's low 3 bits (`buf` must be
 // readable that far: up to 57 bits a code). Entry j = bits & mask of `entries` gives its code
-// bits, the bits below its number's leading one (<= 46) and both together, and leads[j] the
-// leading one (0 for the number 0): the number is the leading one above the low bits that follow
-// the code; x + add, or x unzigzagged (zigzag), goes to ints[kHuffmanSegmentValues * s + i] for
-// code i of segment s. pos[s] ends after segment s's last code. Wrapping arithmetic.
+// bits, the bits below its number's leading one (<= 46), both together, and the leading one (0
+// for the number 0) plus anything the caller folds in (a base: low < lead, so low + lead is the
+// number); the number goes to ints[kHuffmanSegmentValues * s + i] for code i of segment s. pos[s]
+// ends after segment s's last code. Wrapping arithmetic.
 inline constexpr std::size_t kHuffmanMaxSegments = 8;
 inline constexpr std::size_t kHuffmanSegmentValues = 128;
 // The first two bytes, read as one little-endian u16, are bextr's control word (start, length):
-// the kernels extract a number's low bits with one instruction.
+// the kernels extract a number's low bits with one instruction. One entry holds all a code needs,
+// so that the kernel addresses a single table.
 struct HuffmanEntry {
   std::uint8_t code_bits;
   std::uint8_t low_bits;
   std::uint8_t total_bits;
-  std::uint8_t unused;
+  std::uint8_t unused[5];
+  std::uint64_t lead;
 };
 static_assert(offsetof(HuffmanEntry, code_bits) == 0 && offsetof(HuffmanEntry, low_bits) == 1);
+static_assert(sizeof(HuffmanEntry) == 16);
 struct HuffmanSegments {
   const std::uint8_t* buf;
   const HuffmanEntry* entries;
-  const std::uint64_t* leads;
   std::uint64_t mask;
-  std::uint64_t add;
-  bool zigzag;
   std::size_t segments;
   std::size_t count;
   std::uint64_t* pos;
@@ -200,6 +200,8 @@ struct Kernels {
   // In place: ints[0] = first, ints[j] += ints[j - 1] for j in 1 .. count - 1 (deltas into
   // integers; wrapping). REQUIRES: count >= 1.
   void (*prefix_sum)(std::uint64_t* ints, std::size_t count, std::uint64_t first);
+  // The same over zigzagged deltas: ints[0] = first, ints[j] = ints[j - 1] + unzigzag(ints[j]).
+  void (*unzigzag_prefix_sum)(std::uint64_t* ints, std::size_t count, std::uint64_t first);
 
   // LEB128 varints (7 bits a byte, low first, the high bit set on every byte but a varint's
   // last) into out[0 .. n): true when bytes[0 .. size) is exactly n of them, each at most

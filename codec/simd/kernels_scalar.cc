@@ -38,6 +38,7 @@ constexpr Kernels kScalar = {
     SetBitPositions,
     RiceJoin,
     PrefixSum,
+    UnZigZagPrefixSum,
     DecodeVarints,
     HuffmanSegmentsAny,
     WidthHistograms,

@@ -522,6 +522,32 @@ TEST(KernelsTest, PrefixSumAgrees) {
   }
 }
 
+// The same sum over zigzagged deltas (both signs, the extremes of 64 bits among them), unzigzagged
+// on the way, at every level.
+TEST(KernelsTest, UnZigZagPrefixSumAgrees) {
+  std::mt19937_64 rng(14);
+  for (const Kernels* k : AllLevels()) {
+    for (std::size_t count : {1, 2, 8, 9, 15, 16, 17, 100, 1023, 1024}) {
+      std::vector<std::int64_t> deltas(count);
+      for (auto& d : deltas) d = static_cast<std::int64_t>(rng()) >> (rng() % 64);
+      if (count > 3) {
+        deltas[1] = INT64_MIN;
+        deltas[2] = INT64_MAX;
+      }
+      const std::uint64_t first = rng();
+      std::vector<std::uint64_t> want(count);
+      std::vector<std::uint64_t> got(count);
+      for (std::size_t j = 0; j < count; ++j) {
+        const auto d = static_cast<std::uint64_t>(deltas[j]);
+        want[j] = j == 0 ? first : want[j - 1] + d;
+        got[j] = (d << 1) ^ static_cast<std::uint64_t>(deltas[j] >> 63);
+      }
+      k->unzigzag_prefix_sum(got.data(), count, first);
+      EXPECT_EQ(got, want) << k->name << " count " << count;
+    }
+  }
+}
+
 // Varints of every length from 1 to 8 bytes, in random order and across 64-byte chunk edges,
 // decode at every level to the values written; streams that are not exactly n varints of at most
 // 8 bytes are refused at every level: a 9-byte varint, a dangling continuation byte after the
