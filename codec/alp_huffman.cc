@@ -451,17 +451,18 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   std::uint64_t* ints = ws.bits;
   simd::HuffmanSegments job{buf, table, entries - 1, segments, kSegmentValues, pos, ints};
   const simd::Kernels& kernels = simd::ActiveKernels();
-  if (n == kBlockCapacity) {
+  // The whole segments together, then a short block's last one (fewer codes) on its own.
+  const std::size_t whole = n / kSegmentValues;
+  if (whole > 0) {
+    job.segments = whole;
     kernels.huffman_segments(job);
-  } else {
-    // A short block's segments one by one, the last with fewer codes.
+  }
+  if (whole < segments) {
     job.segments = 1;
-    for (std::size_t s = 0; s < segments; ++s) {
-      job.count = std::min(kSegmentValues, n - s * kSegmentValues);
-      job.pos = pos + s;
-      job.ints = ints + s * kSegmentValues;
-      kernels.huffman_segments(job);
-    }
+    job.count = n - whole * kSegmentValues;
+    job.pos = pos + whole;
+    job.ints = ints + whole * kSegmentValues;
+    kernels.huffman_segments(job);
   }
   // Each segment ends where the next begins, its padding zero.
   for (std::size_t s = 0; s < segments; ++s) {

@@ -198,7 +198,10 @@ TEST(AlpHuffman, EveryKernelLevelDecodesTheSame) {
   std::mt19937_64 rng(10);
   const simd::IsaLevel detected = simd::DetectIsa();
   for (int stream = 0; stream < 4; ++stream) {
-    for (std::size_t n : {std::size_t{200}, std::size_t{1024}}) {
+    // Whole segments in every grouping the kernel advances together (8, 4, 2 and 1 at a time),
+    // with and without a shorter last one.
+    for (std::size_t n : {std::size_t{200}, std::size_t{256}, std::size_t{640}, std::size_t{773},
+                          std::size_t{896}, std::size_t{1024}}) {
       const auto v = FromInts<double>(StreamInts(stream, n, rng), 100);
       std::vector<std::uint8_t> block;
       ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpHuffman, v, *ws, block).encoding,
