@@ -78,14 +78,13 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   std::uint64_t wider_bits[Workspace::kLanes / 64];
   const std::uint64_t anchor = best_low ? ulo : uhi;
   const std::uint64_t sign = best_low ? 0 : ~0ull;
-  simd::ActiveKernels().outside_window(ws.ints, n, anchor, sign, best_width, narrow, wider_bits);
+  // The counts come from the kernel: the vector levels have a popcount instruction, the baseline
+  // build of this file does not.
+  const simd::WindowCounts outside = simd::ActiveKernels().outside_window(
+      ws.ints, n, anchor, sign, best_width, narrow, wider_bits);
   const std::size_t words = (n + 63) / 64;
-  std::size_t out = 0;
-  std::size_t out_wider = 0;
-  for (std::size_t w = 0; w < words; ++w) {
-    out += static_cast<std::size_t>(std::popcount(narrow[w]));
-    out_wider += static_cast<std::size_t>(std::popcount(wider_bits[w]));
-  }
+  const std::size_t out = outside.narrow;
+  const std::size_t out_wider = outside.wider;
   const std::size_t current = n * width;
   const std::size_t cost = n * best_width + out * kExceptionBits;
   const std::size_t cost_wider = n * (best_width + 1) + out_wider * kExceptionBits;

@@ -32,6 +32,12 @@ const char* IsaName(IsaLevel level) noexcept;
 
 // What one ALP encode pass learns besides the integers: the signed range of the integers that are
 // not exceptions (lo > hi when every value is an exception), so FFOR needs no second pass.
+// outside_window's counts: the values outside the window, and outside the one twice as wide.
+struct WindowCounts {
+  std::size_t narrow = 0;
+  std::size_t wider = 0;
+};
+
 struct AlpEncodeStats {
   std::size_t exceptions = 0;
   std::int64_t lo = 0;
@@ -137,10 +143,10 @@ struct Kernels {
   // The values outside a window of integers: with offset = (v[i] - anchor) when sign == 0 and
   // (anchor - v[i]) when sign == ~0, bit i of narrow is set where offset >> width != 0 and bit i
   // of wider where offset >> (width + 1) != 0 (ceil(n / 64) words each, all overwritten).
-  // REQUIRES: width < 64.
-  void (*outside_window)(const std::int64_t* v, std::size_t n, std::uint64_t anchor,
-                         std::uint64_t sign, unsigned width, std::uint64_t* narrow,
-                         std::uint64_t* wider);
+  // Returns how many bits each has set. REQUIRES: width < 64.
+  WindowCounts (*outside_window)(const std::int64_t* v, std::size_t n, std::uint64_t anchor,
+                                 std::uint64_t sign, unsigned width, std::uint64_t* narrow,
+                                 std::uint64_t* wider);
 
   // Signed minimum and maximum of v[0..n). REQUIRES: n >= 1.
   void (*min_max)(const std::int64_t* v, std::size_t n, std::int64_t* min, std::int64_t* max);

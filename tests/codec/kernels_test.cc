@@ -394,7 +394,9 @@ TEST(KernelsTest, OutsideWindowAgrees) {
     for (unsigned width : {0u, 5u, 11u, 12u, 63u}) {
       for (std::uint64_t sign : {0ull, ~0ull}) {
         const std::uint64_t anchor = sign == 0 ? static_cast<std::uint64_t>(-2500) : 2499;
-        simd::ScalarKernels().outside_window(v.data(), n, anchor, sign, width, na, wa);
+        const simd::WindowCounts ca =
+            simd::ScalarKernels().outside_window(v.data(), n, anchor, sign, width, na, wa);
+        std::size_t want_narrow = 0, want_wider = 0;
         for (std::size_t i = 0; i < n; ++i) {
           const std::uint64_t offset = sign == 0 ? static_cast<std::uint64_t>(v[i]) - anchor
                                                  : anchor - static_cast<std::uint64_t>(v[i]);
@@ -402,9 +404,15 @@ TEST(KernelsTest, OutsideWindowAgrees) {
           ASSERT_EQ((wa[i / 64] >> (i % 64)) & 1,
                     width + 1 < 64 && (offset >> (width + 1)) != 0 ? 1u : 0u)
               << i;
+          want_narrow += (offset >> width) != 0 ? 1 : 0;
+          want_wider += width + 1 < 64 && (offset >> (width + 1)) != 0 ? 1 : 0;
         }
+        EXPECT_EQ(ca.narrow, want_narrow) << "n " << n << " width " << width;
+        EXPECT_EQ(ca.wider, want_wider) << "n " << n << " width " << width;
         for (const Kernels* k : VectorLevels()) {
-          k->outside_window(v.data(), n, anchor, sign, width, nb, wb);
+          const simd::WindowCounts cb = k->outside_window(v.data(), n, anchor, sign, width, nb, wb);
+          EXPECT_EQ(cb.narrow, want_narrow) << k->name << " n " << n;
+          EXPECT_EQ(cb.wider, want_wider) << k->name << " n " << n;
           ASSERT_EQ(std::memcmp(na, nb, 8 * ((n + 63) / 64)), 0) << k->name << " n " << n;
           ASSERT_EQ(std::memcmp(wa, wb, 8 * ((n + 63) / 64)), 0) << k->name << " n " << n;
         }
