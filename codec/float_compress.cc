@@ -46,29 +46,40 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   constexpr std::size_t kExceptionBits = 8 * (2 + sizeof(T));
   const auto ulo = static_cast<std::uint64_t>(lo);
   const auto uhi = static_cast<std::uint64_t>(hi);
-  std::uint16_t from_low[65] = {};
-  std::uint16_t from_high[65] = {};
-  simd::ActiveKernels().width_histograms(ws.ints, n, kStride, ulo, uhi, from_low, from_high);
   const std::size_t sampled = (n + kStride - 1) / kStride;
+  // Each sampled value's width above lo and below hi; a window of width w anchored at lo leaves out
+  // the samples wider than w above lo (likewise at hi). Narrower windows leave out at least as
+  // many, so once an end's exceptions alone cost the best so far, no narrower window anchored
+  // there can win: the search usually stops a few widths below the full one.
+  alignas(64) std::uint8_t low_widths[Workspace::kLanes / kStride + 64];
+  alignas(64) std::uint8_t high_widths[Workspace::kLanes / kStride + 64];
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  kernels.sample_widths(ws.ints, n, kStride, ulo, uhi, low_widths, high_widths);
   std::size_t best = sampled * width;
   unsigned best_width = width;
   bool best_low = true;
-  std::size_t outside_low = 0;
-  std::size_t outside_high = 0;
-  for (unsigned w = width; w-- > 0;) {
-    outside_low += from_low[w + 1];
-    outside_high += from_high[w + 1];
-    const std::size_t cost_low = sampled * w + outside_low * kExceptionBits;
-    const std::size_t cost_high = sampled * w + outside_high * kExceptionBits;
-    if (cost_low < best) {
-      best = cost_low;
-      best_width = w;
-      best_low = true;
+  bool low_open = true;
+  bool high_open = true;
+  for (unsigned w = width; w-- > 0 && (low_open || high_open);) {
+    if (low_open) {
+      const std::size_t outside = kernels.count_wider(low_widths, sampled, w);
+      const std::size_t cost = sampled * w + outside * kExceptionBits;
+      if (cost < best) {
+        best = cost;
+        best_width = w;
+        best_low = true;
+      }
+      low_open = outside * kExceptionBits < best;
     }
-    if (cost_high < best) {
-      best = cost_high;
-      best_width = w;
-      best_low = false;
+    if (high_open) {
+      const std::size_t outside = kernels.count_wider(high_widths, sampled, w);
+      const std::size_t cost = sampled * w + outside * kExceptionBits;
+      if (cost < best) {
+        best = cost;
+        best_width = w;
+        best_low = false;
+      }
+      high_open = outside * kExceptionBits < best;
     }
   }
   if (best_width == width) return false;
@@ -80,8 +91,8 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   const std::uint64_t sign = best_low ? 0 : ~0ull;
   // The counts come from the kernel: the vector levels have a popcount instruction, the baseline
   // build of this file does not.
-  const simd::WindowCounts outside = simd::ActiveKernels().outside_window(
-      ws.ints, n, anchor, sign, best_width, narrow, wider_bits);
+  const simd::WindowCounts outside =
+      kernels.outside_window(ws.ints, n, anchor, sign, best_width, narrow, wider_bits);
   const std::size_t words = (n + 63) / 64;
   const std::size_t out = outside.narrow;
   const std::size_t out_wider = outside.wider;

@@ -220,12 +220,15 @@ struct Kernels {
   // The codes of kAlpHuffman segments (codec/alp_huffman.cc), all segments advanced in one loop.
   void (*huffman_segments)(const HuffmanSegments& job);
 
-  // For every stride-th of v[0 .. n) (from v[0]): ++low[bit width of v - lo] and
-  // ++high[bit width of hi - v] (unsigned differences; 65 counters each, which the caller zeroes).
-  // ALP's outlier search samples a block's integers this way.
-  void (*width_histograms)(const std::int64_t* v, std::size_t n, std::size_t stride,
-                           std::uint64_t lo, std::uint64_t hi, std::uint16_t* low,
-                           std::uint16_t* high);
+  // For every stride-th of v[0 .. n) (from v[0]), sample k: low[k] = bit width of v - lo and
+  // high[k] = bit width of hi - v (unsigned differences), ceil(n / stride) bytes each. ALP's
+  // outlier search samples a block's integers this way.
+  void (*sample_widths)(const std::int64_t* v, std::size_t n, std::size_t stride, std::uint64_t lo,
+                        std::uint64_t hi, std::uint8_t* low, std::uint8_t* high);
+  // How many of widths[0 .. count) exceed w. REQUIRES: every width <= 64, count <= 1024, widths
+  // readable up to count rounded up to 64 (the vector levels compare 64 bytes at a time; the
+  // bytes past count are not counted).
+  std::size_t (*count_wider)(const std::uint8_t* widths, std::size_t count, unsigned w);
 
   // A dictionary block's runs into its values: dst[i] = runs[r - 1] for i < n, where r is the
   // number of bits set among bits 0 .. i of `bitmap` (bit i in byte i / 8). REQUIRES: n >= 1, bit

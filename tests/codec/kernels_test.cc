@@ -730,7 +730,9 @@ TEST(KernelsTest, DeltaMinMaxStopsOnlyWhenTheRangeIsThatWide) {
   }
 }
 
-TEST(KernelsTest, WidthHistogramsCountEverySample) {
+// The outlier search's sample: every stride-th value's width above lo and below hi, at every level,
+// over widths 0 to 64.
+TEST(KernelsTest, SampleWidthsGiveEverySamplesWidths) {
   std::mt19937_64 rng(12);
   std::vector<std::int64_t> v(1024);
   for (auto& x : v) x = static_cast<std::int64_t>(rng() >> (rng() % 64));
@@ -740,17 +742,37 @@ TEST(KernelsTest, WidthHistogramsCountEverySample) {
   for (const Kernels* k : levels) {
     for (std::size_t n : {1, 2, 9, 100, 1023, 1024}) {
       for (std::size_t stride : {1, 8}) {
-        std::uint16_t low[65] = {}, high[65] = {}, want_low[65] = {}, want_high[65] = {};
+        std::vector<std::uint8_t> low(n), high(n), want_low, want_high;
         for (std::size_t i = 0; i < n; i += stride) {
           const auto x = static_cast<std::uint64_t>(v[i]);
-          ++want_low[std::bit_width(x - lo)];
-          ++want_high[std::bit_width(hi - x)];
+          want_low.push_back(static_cast<std::uint8_t>(std::bit_width(x - lo)));
+          want_high.push_back(static_cast<std::uint8_t>(std::bit_width(hi - x)));
         }
-        k->width_histograms(v.data(), n, stride, lo, hi, low, high);
-        for (int w = 0; w < 65; ++w) {
-          ASSERT_EQ(low[w], want_low[w]) << k->name << " n " << n << " stride " << stride;
-          ASSERT_EQ(high[w], want_high[w]) << k->name << " n " << n << " stride " << stride;
-        }
+        k->sample_widths(v.data(), n, stride, lo, hi, low.data(), high.data());
+        low.resize(want_low.size());
+        high.resize(want_high.size());
+        ASSERT_EQ(low, want_low) << k->name << " n " << n << " stride " << stride;
+        ASSERT_EQ(high, want_high) << k->name << " n " << n << " stride " << stride;
+      }
+    }
+  }
+}
+
+// Counting the widths above a threshold agrees with a plain count at every level, for counts that
+// end inside a vector, with the bytes past the count set to widths that would be counted.
+TEST(KernelsTest, CountWiderCountsOnlyTheGivenWidths) {
+  std::mt19937_64 rng(15);
+  std::vector<const Kernels*> levels = VectorLevels();
+  levels.push_back(&simd::ScalarKernels());
+  for (std::size_t count : {0, 1, 31, 32, 33, 63, 64, 65, 127, 128, 1000, 1024}) {
+    std::vector<std::uint8_t> widths(count + 64, 64);
+    for (std::size_t i = 0; i < count; ++i) widths[i] = static_cast<std::uint8_t>(rng() % 65);
+    for (unsigned w : {0u, 1u, 7u, 31u, 63u, 64u}) {
+      std::size_t want = 0;
+      for (std::size_t i = 0; i < count; ++i) want += widths[i] > w ? 1 : 0;
+      for (const Kernels* k : levels) {
+        EXPECT_EQ(k->count_wider(widths.data(), count, w), want)
+            << k->name << " count " << count << " w " << w;
       }
     }
   }
