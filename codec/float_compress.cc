@@ -47,14 +47,14 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   const auto ulo = static_cast<std::uint64_t>(lo);
   const auto uhi = static_cast<std::uint64_t>(hi);
   const std::size_t sampled = (n + kStride - 1) / kStride;
-  // Each sampled value's width above lo and below hi; a window of width w anchored at lo leaves out
-  // the samples wider than w above lo (likewise at hi). Narrower windows leave out at least as
+  // Each sampled value's width above lo and below hi (64 minus the leading zeros kept here); a
+  // window of width w anchored at lo leaves out the samples wider than w above lo (likewise at hi). Narrower windows leave out at least as
   // many, so once an end's exceptions alone cost the best so far, no narrower window anchored
   // there can win: the search usually stops a few widths below the full one.
-  alignas(64) std::uint8_t low_widths[Workspace::kLanes / kStride + 64];
-  alignas(64) std::uint8_t high_widths[Workspace::kLanes / kStride + 64];
+  alignas(64) std::uint8_t low_zeros[Workspace::kLanes / kStride + 64];
+  alignas(64) std::uint8_t high_zeros[Workspace::kLanes / kStride + 64];
   const simd::Kernels& kernels = simd::ActiveKernels();
-  kernels.sample_widths(ws.ints, n, kStride, ulo, uhi, low_widths, high_widths);
+  kernels.sample_leading_zeros(ws.ints, n, kStride, ulo, uhi, low_zeros, high_zeros);
   std::size_t best = sampled * width;
   unsigned best_width = width;
   bool best_low = true;
@@ -62,7 +62,7 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   bool high_open = true;
   for (unsigned w = width; w-- > 0 && (low_open || high_open);) {
     if (low_open) {
-      const std::size_t outside = kernels.count_wider(low_widths, sampled, w);
+      const std::size_t outside = kernels.count_below(low_zeros, sampled, 64 - w);
       const std::size_t cost = sampled * w + outside * kExceptionBits;
       if (cost < best) {
         best = cost;
@@ -72,7 +72,7 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
       low_open = outside * kExceptionBits < best;
     }
     if (high_open) {
-      const std::size_t outside = kernels.count_wider(high_widths, sampled, w);
+      const std::size_t outside = kernels.count_below(high_zeros, sampled, 64 - w);
       const std::size_t cost = sampled * w + outside * kExceptionBits;
       if (cost < best) {
         best = cost;

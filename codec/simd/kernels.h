@@ -220,15 +220,16 @@ struct Kernels {
   // The codes of kAlpHuffman segments (codec/alp_huffman.cc), all segments advanced in one loop.
   void (*huffman_segments)(const HuffmanSegments& job);
 
-  // For every stride-th of v[0 .. n) (from v[0]), sample k: low[k] = bit width of v - lo and
-  // high[k] = bit width of hi - v (unsigned differences), ceil(n / stride) bytes each. ALP's
-  // outlier search samples a block's integers this way.
-  void (*sample_widths)(const std::int64_t* v, std::size_t n, std::size_t stride, std::uint64_t lo,
-                        std::uint64_t hi, std::uint8_t* low, std::uint8_t* high);
-  // How many of widths[0 .. count) exceed w. REQUIRES: every width <= 64, count <= 1024, widths
-  // readable up to count rounded up to 64 (the vector levels compare 64 bytes at a time; the
-  // bytes past count are not counted).
-  std::size_t (*count_wider)(const std::uint8_t* widths, std::size_t count, unsigned w);
+  // For every stride-th of v[0 .. n) (from v[0]), sample k: low[k] = the leading zero bits of
+  // v - lo and high[k] those of hi - v (unsigned differences, 64 for 0), ceil(n / stride) bytes
+  // each. ALP's outlier search samples a block's integers this way (a width is 64 minus these).
+  void (*sample_leading_zeros)(const std::int64_t* v, std::size_t n, std::size_t stride,
+                               std::uint64_t lo, std::uint64_t hi, std::uint8_t* low,
+                               std::uint8_t* high);
+  // How many of bytes[0 .. count) are below limit. REQUIRES: every byte and limit <= 64,
+  // count <= 1024, bytes readable up to count rounded up to 64 (the vector levels compare 64
+  // bytes at a time; the bytes past count are not counted).
+  std::size_t (*count_below)(const std::uint8_t* bytes, std::size_t count, unsigned limit);
 
   // A dictionary block's runs into its values: dst[i] = runs[r - 1] for i < n, where r is the
   // number of bits set among bits 0 .. i of `bitmap` (bit i in byte i / 8). REQUIRES: n >= 1, bit

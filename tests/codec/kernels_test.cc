@@ -730,12 +730,13 @@ TEST(KernelsTest, DeltaMinMaxStopsOnlyWhenTheRangeIsThatWide) {
   }
 }
 
-// The outlier search's sample: every stride-th value's width above lo and below hi, at every level,
-// over widths 0 to 64.
-TEST(KernelsTest, SampleWidthsGiveEverySamplesWidths) {
+// The outlier search's sample: every stride-th value's leading zeros above lo and below hi, at
+// every level, over counts 0 to 64.
+TEST(KernelsTest, SampleLeadingZerosGiveEverySamplesCounts) {
   std::mt19937_64 rng(12);
   std::vector<std::int64_t> v(1024);
   for (auto& x : v) x = static_cast<std::int64_t>(rng() >> (rng() % 64));
+  v[8] = 1000;  // v - lo is 0: 64 leading zeros
   const std::uint64_t lo = 1000, hi = ~std::uint64_t{0} >> 1;
   std::vector<const Kernels*> levels = VectorLevels();
   levels.push_back(&simd::ScalarKernels());
@@ -745,10 +746,10 @@ TEST(KernelsTest, SampleWidthsGiveEverySamplesWidths) {
         std::vector<std::uint8_t> low(n), high(n), want_low, want_high;
         for (std::size_t i = 0; i < n; i += stride) {
           const auto x = static_cast<std::uint64_t>(v[i]);
-          want_low.push_back(static_cast<std::uint8_t>(std::bit_width(x - lo)));
-          want_high.push_back(static_cast<std::uint8_t>(std::bit_width(hi - x)));
+          want_low.push_back(static_cast<std::uint8_t>(64 - std::bit_width(x - lo)));
+          want_high.push_back(static_cast<std::uint8_t>(64 - std::bit_width(hi - x)));
         }
-        k->sample_widths(v.data(), n, stride, lo, hi, low.data(), high.data());
+        k->sample_leading_zeros(v.data(), n, stride, lo, hi, low.data(), high.data());
         low.resize(want_low.size());
         high.resize(want_high.size());
         ASSERT_EQ(low, want_low) << k->name << " n " << n << " stride " << stride;
@@ -758,21 +759,21 @@ TEST(KernelsTest, SampleWidthsGiveEverySamplesWidths) {
   }
 }
 
-// Counting the widths above a threshold agrees with a plain count at every level, for counts that
-// end inside a vector, with the bytes past the count set to widths that would be counted.
-TEST(KernelsTest, CountWiderCountsOnlyTheGivenWidths) {
+// Counting the bytes below a limit agrees with a plain count at every level, for counts that end
+// inside a vector, with the bytes past the count set to values that would be counted.
+TEST(KernelsTest, CountBelowCountsOnlyTheGivenBytes) {
   std::mt19937_64 rng(15);
   std::vector<const Kernels*> levels = VectorLevels();
   levels.push_back(&simd::ScalarKernels());
   for (std::size_t count : {0, 1, 31, 32, 33, 63, 64, 65, 127, 128, 1000, 1024}) {
-    std::vector<std::uint8_t> widths(count + 64, 64);
-    for (std::size_t i = 0; i < count; ++i) widths[i] = static_cast<std::uint8_t>(rng() % 65);
-    for (unsigned w : {0u, 1u, 7u, 31u, 63u, 64u}) {
+    std::vector<std::uint8_t> bytes(count + 64, 0);
+    for (std::size_t i = 0; i < count; ++i) bytes[i] = static_cast<std::uint8_t>(rng() % 65);
+    for (unsigned limit : {0u, 1u, 7u, 33u, 63u, 64u}) {
       std::size_t want = 0;
-      for (std::size_t i = 0; i < count; ++i) want += widths[i] > w ? 1 : 0;
+      for (std::size_t i = 0; i < count; ++i) want += bytes[i] < limit ? 1 : 0;
       for (const Kernels* k : levels) {
-        EXPECT_EQ(k->count_wider(widths.data(), count, w), want)
-            << k->name << " count " << count << " w " << w;
+        EXPECT_EQ(k->count_below(bytes.data(), count, limit), want)
+            << k->name << " count " << count << " limit " << limit;
       }
     }
   }
