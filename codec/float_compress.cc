@@ -48,9 +48,10 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   const auto uhi = static_cast<std::uint64_t>(hi);
   const std::size_t sampled = (n + kStride - 1) / kStride;
   // Each sampled value's width above lo and below hi (64 minus the leading zeros kept here); a
-  // window of width w anchored at lo leaves out the samples wider than w above lo (likewise at hi). Narrower windows leave out at least as
-  // many, so once an end's exceptions alone cost the best so far, no narrower window anchored
-  // there can win: the search usually stops a few widths below the full one.
+  // window of width w anchored at lo leaves out the samples wider than w above lo (likewise at
+  // hi). Narrower windows leave out at least as many, so once an end's exceptions alone cost the
+  // best so far, no narrower window anchored there can win: the search usually stops a few widths
+  // below the full one.
   alignas(64) std::uint8_t low_zeros[Workspace::kLanes / kStride + 64];
   alignas(64) std::uint8_t high_zeros[Workspace::kLanes / kStride + 64];
   const simd::Kernels& kernels = simd::ActiveKernels();
@@ -60,27 +61,21 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   bool best_low = true;
   bool low_open = true;
   bool high_open = true;
+  // The window of width w anchored at one end: taken when cheaper than the best so far; the end
+  // closes once its exceptions alone cost that much.
+  const auto judge = [&](const std::uint8_t* zeros, unsigned w, bool at_low, bool* open) {
+    const std::size_t outside = kernels.count_below(zeros, sampled, 64 - w);
+    const std::size_t cost = sampled * w + outside * kExceptionBits;
+    if (cost < best) {
+      best = cost;
+      best_width = w;
+      best_low = at_low;
+    }
+    *open = outside * kExceptionBits < best;
+  };
   for (unsigned w = width; w-- > 0 && (low_open || high_open);) {
-    if (low_open) {
-      const std::size_t outside = kernels.count_below(low_zeros, sampled, 64 - w);
-      const std::size_t cost = sampled * w + outside * kExceptionBits;
-      if (cost < best) {
-        best = cost;
-        best_width = w;
-        best_low = true;
-      }
-      low_open = outside * kExceptionBits < best;
-    }
-    if (high_open) {
-      const std::size_t outside = kernels.count_below(high_zeros, sampled, 64 - w);
-      const std::size_t cost = sampled * w + outside * kExceptionBits;
-      if (cost < best) {
-        best = cost;
-        best_width = w;
-        best_low = false;
-      }
-      high_open = outside * kExceptionBits < best;
-    }
+    if (low_open) judge(low_zeros, w, true, &low_open);
+    if (high_open) judge(high_zeros, w, false, &high_open);
   }
   if (best_width == width) return false;
   // The sample may have missed a few values just outside its window: count the chosen width and

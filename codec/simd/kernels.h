@@ -30,14 +30,14 @@ enum class IsaLevel : std::uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
 
 const char* IsaName(IsaLevel level) noexcept;
 
-// What one ALP encode pass learns besides the integers: the signed range of the integers that are
-// not exceptions (lo > hi when every value is an exception), so FFOR needs no second pass.
 // outside_window's counts: the values outside the window, and outside the one twice as wide.
 struct WindowCounts {
   std::size_t narrow = 0;
   std::size_t wider = 0;
 };
 
+// What one ALP encode pass learns besides the integers: the signed range of the integers that are
+// not exceptions (lo > hi when every value is an exception), so FFOR needs no second pass.
 struct AlpEncodeStats {
   std::size_t exceptions = 0;
   std::int64_t lo = 0;

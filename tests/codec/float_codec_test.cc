@@ -324,6 +324,41 @@ TEST(FloatCodecSizes, AlpTakesTheSmallerOfPlainAndDelta) {
   EXPECT_GT(plain_wins, 0u);
 }
 
+// A few values far from the rest become exceptions and the others pack at their own width, at
+// either end of the range (the window anchored at the low or the high end); the search walks the
+// widths down past all those the far values span. Many far values keep the full width.
+TEST(FloatCodecSizes, AlpWritesFarOutliersAsExceptions) {
+  auto ws = std::make_unique<Workspace>();
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  std::mt19937_64 rng(21);
+  for (const double far : {1e6, -1e6}) {
+    for (const std::size_t outliers : {std::size_t{3}, std::size_t{300}}) {
+      std::vector<double> v(1024);
+      // Two decimals in [10, 20]: integers 1000 .. 2000 at exponent 14, factor 12 (10 bits).
+      for (double& x : v) x = static_cast<double>(1000 + rng() % 1001) / 100;
+      // On the outlier search's sample (every 8th value) and spread over the block.
+      for (std::size_t k = 0; k < outliers; ++k) v[(k * 8 * 37) % 1024 / 8 * 8] = far;
+      FloatEncoding chosen;
+      const std::size_t bytes =
+          EncodeAlp<double, false>(v, 14, 12, AlpMode::kPlain, *ws, buf, &chosen);
+      ASSERT_GT(bytes, 0u);
+      ASSERT_EQ(chosen, FloatEncoding::kAlp);
+      const unsigned width = buf[kAlpWidthOffset];
+      const std::size_t exceptions = LoadLe<std::uint16_t>(buf.data() + kAlpExceptionCountOffset);
+      if (outliers == 3) {
+        EXPECT_EQ(width, 10u) << far;
+        EXPECT_EQ(exceptions, 3u) << far;
+      } else {
+        EXPECT_EQ(width, 27u) << far;  // 10^8 - 1000 and 10^8 + 2000 take 27 bits
+        EXPECT_EQ(exceptions, 0u) << far;
+      }
+      std::vector<double> back(v.size());
+      ASSERT_TRUE(DecodeDoubles({buf.data(), bytes}, back, *ws).ok());
+      EXPECT_TRUE(BitEqual<double>(v, back)) << far << " " << outliers;
+    }
+  }
+}
+
 TEST(FloatCodecSizes, DecimalsUseAlp) {
   auto ws = std::make_unique<Workspace>();
   SeriesHint hint;
