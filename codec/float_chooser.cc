@@ -790,6 +790,11 @@ std::size_t EncodeCompactAlp(FloatEncoding encoding, std::span<const T> values,
 
 // The share of a block (1/32) that an encoding decoding slower than the best so far must save.
 constexpr std::size_t kSlowerDecodeMargin = 32;
+// zstd also has to save this many bytes: its frame costs about 1.7 us to decode whatever the
+// block holds, so where the block is already small (a run of sentinels with a few other values,
+// which ALP writes in ~100 bytes and Gorilla decodes at 0.2 ns a value) a few bytes saved would
+// cost a tenfold slower read. A repeating pattern, where zstd's matches pay, saves far more.
+constexpr std::size_t kZstdMinSavedBytes = 64;
 
 // EncodeDoubles' choice, or ALP as radix digits and (with_entropy) ALP as Rice codes, Huffman
 // codes or through zstd, when one of them is smaller. Without the entropy coders only an ALP choice
@@ -811,9 +816,12 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
   EncodeResult best = chosen;
   // Each candidate goes to ws.bytes, bounded by the best so far, and replaces it when it fits.
   // One that decodes slower than those before it (Huffman about twice Rice's time, zstd about
-  // twice Huffman's) must also save kSlowerDecodeMargin of the block.
-  const auto consider = [&](FloatEncoding encoding, bool slower) {
-    const std::size_t margin = slower ? best.bytes / kSlowerDecodeMargin : 0;
+  // twice Huffman's) must also save kSlowerDecodeMargin of the block, and zstd at least
+  // kZstdMinSavedBytes.
+  const auto consider = [&](FloatEncoding encoding, bool slower, std::size_t min_saved = 0) {
+    const std::size_t margin =
+        std::max(slower ? best.bytes / kSlowerDecodeMargin : 0, min_saved);
+    if (margin + 1 >= best.bytes) return;
     const std::size_t room = std::min(best.bytes - 1 - margin, sizeof ws.bytes);
     const std::span<std::uint8_t> scratch(ws.bytes, room);
     const std::size_t bytes = EncodeCompactAlp(encoding, values, alp, ws, scratch);
@@ -825,7 +833,7 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
   if (with_entropy) {
     consider(FloatEncoding::kAlpRice, false);
     consider(FloatEncoding::kAlpHuffman, true);
-    consider(FloatEncoding::kAlpZstd, true);
+    consider(FloatEncoding::kAlpZstd, true, kZstdMinSavedBytes);
   }
   return best;
 }
