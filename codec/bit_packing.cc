@@ -116,32 +116,41 @@ bool UnpackRadix(const std::uint8_t* in, std::size_t count, std::uint64_t base,
   if (count == 0) return true;
   const std::size_t fields = (count + g.digits - 1) / g.digits;
   const std::size_t bytes = (fields * g.bits + 7) / 8;
-  // A copy with a zeroed word past the stream: every field is one 8-byte load from its first byte.
-  scratch[bytes / 8] = 0;
-  if (bytes > 0) std::memcpy(scratch, in, bytes);
-  const auto* stream = reinterpret_cast<const std::uint8_t*>(scratch);
-  const std::uint64_t mask = simd::WidthMask(g.bits);
   const std::uint64_t full_limit = RadixPower(range, g.digits);
   const unsigned tail = static_cast<unsigned>(fields * g.bits % 8);
-  const bool clean_tail = tail == 0 || (stream[bytes - 1] >> tail) == 0;
-  // The fields as words, in place and from the last: field f's load ends by byte 4 f + 8, below
-  // word f + 1, the lowest word written before it (fields are at most 32 bits).
-  std::uint64_t past = 0;  // nonzero when some field holds a number past its digits
+  const bool clean_tail = tail == 0 || (in[bytes - 1] >> tail) == 0;
   const std::size_t last_digits = count - (fields - 1) * g.digits;
   const std::uint64_t last_limit =
       last_digits == g.digits ? full_limit : RadixPower(range, static_cast<unsigned>(last_digits));
-  for (std::size_t f = fields; f-- > 0;) {
-    std::uint64_t w;
-    std::memcpy(&w, stream + f * g.bits / 8, sizeof w);
-    const std::uint64_t field = (w >> (f * g.bits % 8)) & mask;
-    past |= field >= (f + 1 == fields ? last_limit : full_limit) ? 1u : 0u;
-    scratch[f] = field;
-  }
-  // full_limit is 2^32 only for one 32-bit digit, which no field can pass.
-  if (past != 0 || !clean_tail) return false;
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  // The stream is copied, with a zeroed word past it, into `out` (digits take 8 bytes each and a
+  // field at most 4 per digit, so it fits whenever there are two digits or more), and the fields
+  // come out of it into `scratch` by the bit-stream kernel (eight at a time with AVX-512); the
+  // digits then overwrite the copy. A single digit is one field, read in place.
   static_assert(simd::kRadixFieldSlack <= 8);  // scratch holds 1024 + 8 words
+  if (count >= 2) {
+    auto* copy = reinterpret_cast<std::uint8_t*>(out);
+    std::memcpy(copy, in, bytes);
+    std::memset(copy + bytes, 0, sizeof(std::uint64_t));
+    kernels.unpack_stream(copy, count * sizeof(std::uint64_t), fields, g.bits, 0, scratch);
+  } else {
+    std::uint64_t w = 0;
+    std::memcpy(&w, in, bytes);
+    scratch[0] = w & simd::WidthMask(g.bits);
+  }
+  // Every field below range^digits (the last below range^(its digits)): full_limit is 2^32 only
+  // for one 32-bit digit, which no field can pass.
+  // (Fields are below 2^32, so the signed min/max kernel finds the largest.)
+  bool past = scratch[fields - 1] >= last_limit;
+  if (fields > 1) {
+    std::int64_t smallest = 0, largest = 0;
+    kernels.min_max(reinterpret_cast<const std::int64_t*>(scratch), fields - 1, &smallest,
+                    &largest);
+    past = past || static_cast<std::uint64_t>(largest) >= full_limit;
+  }
+  if (past || !clean_tail) return false;
   std::memset(scratch + fields, 0, simd::kRadixFieldSlack * sizeof(std::uint64_t));
-  simd::ActiveKernels().radix_digits(scratch, count, range, g.digits, base, out);
+  kernels.radix_digits(scratch, count, range, g.digits, base, out);
   return true;
 }
 

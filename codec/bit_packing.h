@@ -53,8 +53,9 @@ void PackRadix(const std::uint64_t* in, std::size_t count, std::uint64_t base,
                std::uint64_t range, std::uint8_t* out) noexcept;
 
 // Reads RadixPackedBytes(count, range) bytes from `in`: out[i] = digit + base (mod 2^64).
-// `scratch` holds 1024 + 8 words. False when a field holds a number past its digits (range^digits
-// or more) or the bits after the last field are not zero: corrupt input.
+// `scratch` holds 1024 + 8 words; out[0 .. count) also stages a copy of the stream, so neither may
+// overlap `in`. False when a field holds a number past its digits (range^digits or more) or the
+// bits after the last field are not zero: corrupt input.
 // REQUIRES: count <= 1024, as ChooseRadixGroup.
 [[nodiscard]] bool UnpackRadix(const std::uint8_t* in, std::size_t count, std::uint64_t base,
                                std::uint64_t range, std::uint64_t* scratch,

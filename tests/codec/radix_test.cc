@@ -43,7 +43,7 @@ TEST(RadixPacking, ChoosesTheFewestBitsPerValue) {
 
 TEST(RadixPacking, RoundTripsEveryCountAndManyRanges) {
   std::mt19937_64 rng(21);
-  std::vector<std::uint64_t> in(1024), out(1024), scratch(1024 + 8);
+  std::vector<std::uint64_t> in(1024), scratch(1024 + 8);
   const std::uint64_t ranges[] = {1, 2, 3, 5, 7, 10, 201, 255, 256, 257, 1000, 65535, 65537,
                                   1u << 20, 3000000000ull, kMaxRadixRange};
   for (std::uint64_t range : ranges) {
@@ -57,6 +57,8 @@ TEST(RadixPacking, RoundTripsEveryCountAndManyRanges) {
       PackRadix(in.data(), count, base, range, packed.data());
       EXPECT_EQ(packed[bytes], 0xee) << "wrote past " << bytes << " bytes";
       const std::vector<std::uint8_t> exact(packed.begin(), packed.begin() + static_cast<long>(bytes));
+      // The output is exact-size too: the unpacking stages the stream in it.
+      std::vector<std::uint64_t> out(count);
       ASSERT_TRUE(UnpackRadix(exact.data(), count, base, range, scratch.data(), out.data()))
           << range << " x " << count;
       for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(out[i], in[i]) << range << " " << i;
@@ -78,6 +80,18 @@ TEST(RadixPacking, RejectsFieldsPastTheirDigitsAndBitsAfterTheLastField) {
   std::vector<std::uint8_t> tail = packed;
   tail[11] |= 0x80;
   EXPECT_FALSE(UnpackRadix(tail.data(), 10, 0, 201, scratch.data(), out.data()));
+  // The last field (bits 69..91) holds one digit: 201 there (200 and its lowest bit) is past it,
+  // though below 201^3.
+  std::vector<std::uint8_t> last = packed;
+  last[8] |= 0x20;
+  EXPECT_FALSE(UnpackRadix(last.data(), 10, 0, 201, scratch.data(), out.data()));
+  // A middle field past its digits: field 2 (bits 46..68) is 200 * (1 + 201 + 201^2) =
+  // 201^3 - 1; its low 16 bits all ones make it larger.
+  std::vector<std::uint8_t> middle = packed;
+  middle[5] |= 0xc0;
+  middle[6] = 0xff;
+  middle[7] |= 0x3f;
+  EXPECT_FALSE(UnpackRadix(middle.data(), 10, 0, 201, scratch.data(), out.data()));
 }
 
 // A TSBS-like series: a 2-decimal random walk whose steps are uniform over [-1.00, +1.00].
