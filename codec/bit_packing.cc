@@ -138,9 +138,9 @@ bool UnpackRadix(const std::uint8_t* in, std::size_t count, std::uint64_t base,
     std::memcpy(&w, in, bytes);
     scratch[0] = w & simd::WidthMask(g.bits);
   }
-  // Every field below range^digits (the last below range^(its digits)): full_limit is 2^32 only
-  // for one 32-bit digit, which no field can pass.
-  // (Fields are below 2^32, so the signed min/max kernel finds the largest.)
+  // Every field below range^digits, the last below range^(its digits). Fields are below 2^32, so
+  // the signed min/max kernel finds the largest; full_limit is 2^32 only for one 32-bit digit,
+  // which no field can pass.
   bool past = scratch[fields - 1] >= last_limit;
   if (fields > 1) {
     std::int64_t smallest = 0, largest = 0;
