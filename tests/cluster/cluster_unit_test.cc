@@ -1035,10 +1035,14 @@ class RouteAndApplyTest : public ::testing::TestWithParam<bool> {
     std::vector<PartitionId> all(kPartitions);
     std::iota(all.begin(), all.end(), 0);
     applier.SetOwned(all);
+    // The applier stores a partition's position, then its progress: both must have caught up
+    // before the progress is compared with the position.
     const bool caught_up = Eventually(
         [&] {
           for (const PartitionProgress& progress : applier.Progress()) {
-            if (!progress.consuming) return false;
+            if (!progress.consuming || progress.applied != positions_->Get(progress.partition)) {
+              return false;
+            }
           }
           for (PartitionId p : all) {
             LogSeq first = 0, last = 0;
