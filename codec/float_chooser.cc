@@ -39,9 +39,10 @@ constexpr std::size_t kAlpPauseRatio = 2;
 // the estimates for a quarter as long.
 constexpr std::size_t kAlpShortPauseDivisor = 4;
 constexpr std::uint8_t kAlpShortPauseBlocks = kAlpPauseBlocks / 4;
-// Behind a non-ALP encoding the review estimates ALP on every fourth block only (or when the block
-// grew): on real doubles the estimate tries every hint pair, a cost that adds up.
-constexpr std::uint8_t kAlpEstimateIntervalBlocks = 4;
+// Within the gap after a comparison, behind an encoding other than ALP, ALP's sample estimate must
+// undercut the block by this share (a quarter) to cost an encode: a counter reset sends one block
+// to grouped XOR, and the next one is ALP's by far.
+constexpr std::size_t kGapWinDivisor = 4;
 // Values in the window that estimates Gorilla's size on the fast path (in the exact comparison:
 // kGorillaWindow).
 constexpr std::size_t kGorillaCheckWindow = 32;
@@ -510,12 +511,13 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
 template <typename T>
 EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Workspace& ws,
                               std::span<std::uint8_t> out, std::size_t bytes,
-                              FloatEncoding written) {
+                              FloatEncoding written, bool in_gap) {
   const std::size_t n = values.size();
   const std::size_t base = hint.last_bytes;
   const bool grew = bytes > base + base / kGrowthDivisor;
   FloatEncoding best = written;
-  std::size_t best_estimate = bytes - bytes / kReviewMarginDivisor;
+  // Within the gap only a clear win (a quarter of the block) is worth an encode.
+  std::size_t best_estimate = bytes - bytes / (in_gap ? kGapWinDivisor : kReviewMarginDivisor);
   // A sample estimate must win by a margin, and by an eighth to displace a faster encoding with
   // Gorilla (DisplacingLimit).
   auto beats = [&](FloatEncoding candidate, std::size_t estimate) {
@@ -531,14 +533,15 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
     }
   };
   const FloatEncoding last = static_cast<FloatEncoding>(hint.last_encoding);
-  // Behind a slow encoder, ALP's estimate runs on every fourth block (or when the block grew):
-  // on real doubles it tries every hint pair, a cost that adds up over a series' blocks. An
-  // estimate of more than twice the block (values that are not decimals at all) pauses the
-  // estimates for a while.
+  // Behind a slow encoder, ALP's estimate runs on every block: a sample costs a few percent of
+  // the block's encode, and a series that left ALP for one block (a counter reset, whose one
+  // wide delta widens every other) should not stay on the slower, larger encoding. On real
+  // doubles it tries every hint pair, so an estimate of more than twice the block (values that
+  // are not decimals at all) pauses the estimates for a while, and one that does not win pauses
+  // them for a few blocks.
   if (hint.alp_pause_blocks > 0) {
     --hint.alp_pause_blocks;
-  } else if (!IsAlpFamily(last) &&
-             (grew || hint.blocks_since_choice % kAlpEstimateIntervalBlocks == 0)) {
+  } else if (!IsAlpFamily(last)) {
     std::size_t estimate = EstimateAlpWithHint(values, hint);
     if (estimate > bytes - bytes / kReviewMarginDivisor) {
       // Not winning, perhaps only because the hint's pairs are stale: the series left ALP and
@@ -568,10 +571,11 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
     }
   }
   // Grouped XOR stands for the XOR encodings here: it is smaller than Gorilla on most blocks and
-  // cheap to estimate; Gorilla itself is weighed in the exact comparisons only.
-  if (last != FloatEncoding::kXorGroups) weigh(FloatEncoding::kXorGroups);
+  // cheap to estimate; Gorilla itself is weighed in the exact comparisons only. Within the gap
+  // after a comparison, ALP (above) is the only candidate.
+  if (!in_gap && last != FloatEncoding::kXorGroups) weigh(FloatEncoding::kXorGroups);
   // ALP-RD only pays when nothing shrinks the block below its floor; its plan costs a sort.
-  if (grew && hint.blocks_since_choice >= kAlpRdReviewGapBlocks &&
+  if (!in_gap && grew && hint.blocks_since_choice >= kAlpRdReviewGapBlocks &&
       last != FloatEncoding::kAlpRd &&
       AlpRdFloorBytes<T>(n) < DisplacingLimit(written, FloatEncoding::kAlpRd, bytes)) {
     weigh(FloatEncoding::kAlpRd);
@@ -592,7 +596,7 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   }
   const auto runner_up = static_cast<FloatEncoding>(hint.runner_up_encoding);
   const std::size_t runner_up_bytes = hint.runner_up_bytes;
-  if (IsSticky(runner_up) && runner_up != FloatEncoding::kRaw &&
+  if (!in_gap && IsSticky(runner_up) && runner_up != FloatEncoding::kRaw &&
       runner_up != FloatEncoding::kAlpRd &&
       !(runner_up == written || (IsAlpFamily(runner_up) && IsAlpFamily(written))) &&
       beats(runner_up, runner_up_bytes)) {
@@ -603,9 +607,12 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   const bool attempted = best != written;
   if (attempted && !SwitchIfSmaller(best, values, rd, hint, ws, out, &bytes, &written)) {
     // It lost, so it is at least about this block's size: remembered as the runner-up, and the
-    // gap below keeps the next blocks from trying it again at once.
+    // gap below keeps the next blocks from trying it again at once (and a miss within the gap
+    // pauses ALP's estimates for a few blocks, so a sample that keeps misjudging costs no more
+    // encodes).
     hint.runner_up_encoding = static_cast<std::uint8_t>(best);
     hint.runner_up_bytes = ClampBytes(bytes);
+    if (in_gap) hint.alp_pause_blocks = kAlpShortPauseBlocks;
   }
   if (grew || attempted) {
     hint.last_bytes = ClampBytes(bytes);
@@ -755,8 +762,13 @@ EncodeResult EncodeAdaptive(std::span<const T> values, SeriesHint& hint, Workspa
       if (hint.blocks_since_choice >= kRecheckIntervalBlocks) {
         return finish(ChooseAndEncode(values, hint, ws, out, written, bytes));
       }
-      if (hint.blocks_since_choice < kMinComparisonGapBlocks) return finish({bytes, written});
-      return finish(ReviewRemembered(values, hint, ws, out, bytes, written));
+      // Within the gap after a comparison only a clear ALP win behind another encoder is looked
+      // for (a counter reset sends one block to grouped XOR; the next is ALP's again).
+      const bool in_gap = hint.blocks_since_choice < kMinComparisonGapBlocks;
+      if (in_gap && (IsAlpFamily(written) || hint.alp_pause_blocks > 0)) {
+        return finish({bytes, written});
+      }
+      return finish(ReviewRemembered(values, hint, ws, out, bytes, written, in_gap));
     }
     too_big = last;
   } else if (IsConstantBlock(values)) {

@@ -563,6 +563,34 @@ TEST(FloatCodecSizes, AlpReturnsAfterAStretchOfRealDoubles) {
   EXPECT_LE(adaptive, best_alp + best_alp / 2);
 }
 
+// A counter that resets: the block holding the reset is smaller as grouped XOR (its one wide
+// delta widens every other under ALP with delta), and the next block is ALP's again at once, not
+// after the blocks of the comparison gap and the estimate interval.
+TEST(FloatCodecSizes, CounterResetLeavesAlpForItsOwnBlockOnly) {
+  auto ws = std::make_unique<Workspace>();
+  SeriesHint hint;
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  std::mt19937_64 rng(5);
+  double counter = 17815;
+  for (int b = 0; b < 6; ++b) {
+    std::vector<double> v(1024);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      counter = b == 2 && i == 187 ? 918 : counter + static_cast<double>(90 + rng() % 180);
+      v[i] = counter;
+    }
+    const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
+    SeriesHint fresh;
+    const std::size_t delta = EncodeDoublesAs(FloatEncoding::kAlpDelta, v, fresh, *ws, buf).bytes;
+    if (b == 2) {
+      EXPECT_EQ(r.encoding, FloatEncoding::kXorGroups);
+      EXPECT_LT(r.bytes, delta);
+    } else {
+      EXPECT_EQ(r.encoding, FloatEncoding::kAlpDelta) << "block " << b;
+      EXPECT_EQ(r.bytes, delta) << "block " << b;
+    }
+  }
+}
+
 TEST(XorGroups, SmallerThanGorillaOnSmoothAndRepeatingData) {
   const auto smooth = MakePattern<double>(Pattern::kSmooth, 1024, 1);
   EXPECT_LT((EncodeXorGroups<double, true>(smooth, {})), (EncodeGorilla<double, true>(smooth, {})));
