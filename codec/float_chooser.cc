@@ -537,8 +537,8 @@ EncodeResult ReviewRemembered(std::span<const T> values, SeriesHint& hint, Works
   // the block's encode, and a series that left ALP for one block (a counter reset, whose one
   // wide delta widens every other) should not stay on the slower, larger encoding. On real
   // doubles it tries every hint pair, so an estimate of more than twice the block (values that
-  // are not decimals at all) pauses the estimates for a while, and one that does not win pauses
-  // them for a few blocks.
+  // are not decimals at all) pauses the estimates for a while, and one more than a quarter above
+  // the block pauses them for a few blocks.
   if (hint.alp_pause_blocks > 0) {
     --hint.alp_pause_blocks;
   } else if (!IsAlpFamily(last)) {

@@ -68,9 +68,6 @@ std::vector<std::uint64_t> IntsOfEveryLength(std::uint64_t seed) {
   return ints;
 }
 
-// A series whose values come back in the same order (a schedule, a replayed pattern) is where
-// zstd's matches pay: the compact choice keeps it among its candidates for that, although the
-// code of bit lengths beats it on every real data set measured.
 // The compact choice for `v`, which must decode back exactly, beside `v` forced to `encoding`.
 struct CompactBesideForced {
   EncodeResult compact, forced;
@@ -89,6 +86,9 @@ CompactBesideForced EncodeBoth(const std::vector<double>& v, FloatEncoding encod
   return both;
 }
 
+// A series whose values come back in the same order (a schedule, a replayed pattern) is where
+// zstd's matches pay: the compact choice keeps it among its candidates for that, although the
+// code of bit lengths beats it on every real data set measured.
 TEST(AlpZstd, CompactChoiceTakesItForARepeatingPattern) {
   std::mt19937_64 rng(3);
   std::vector<double> pattern(97);
