@@ -9,11 +9,14 @@
 //   csv-all     /api/v1/export?format=csv, every series
 //   avg-1h      /api/v1/query_range avg_over_time(m[1h]) step=3600 over every series (Q3-like)
 //   count       sum(count_over_time(m[...])) over the whole range (the load tester's check)
+//   sum-rate-1d /api/v1/query_range sum by (job) (rate(http_requests_total[5m])) over one day at
+//               60 s steps, over `--counters` counters of 5 jobs sampled every 30 s (the
+//               dashboard's range query of `ingot-bench query --workload range-1d`)
 //
 // One row per case: best and median time of `--repeat` runs, points/s and ns/point. The binary
 // export is then decoded and compared with what was written, bit for bit.
 //
-//   query-bench [--series 100] [--points 10000] [--repeat 20] [--dir /tmp]
+//   query-bench [--series 100] [--points 10000] [--counters 1000] [--repeat 20] [--dir /tmp]
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +32,7 @@
 
 #include "chunk/storage.h"
 #include "config/logging.h"
+#include "config/malloc_tuning.h"
 #include "query/binary_export.h"
 #include "query/query_routes.h"
 
@@ -39,6 +43,7 @@ namespace {
 struct Args {
   int series = 100;
   int points = 10'000;
+  int counters = 1000;
   int repeat = 20;
   std::string dir = "/tmp";
 };
@@ -51,6 +56,8 @@ Args Parse(int argc, char** argv) {
       a.series = std::atoi(v.c_str());
     } else if (k == "--points") {
       a.points = std::atoi(v.c_str());
+    } else if (k == "--counters") {
+      a.counters = std::atoi(v.c_str());
     } else if (k == "--repeat") {
       a.repeat = std::atoi(v.c_str());
     } else if (k == "--dir") {
@@ -60,8 +67,8 @@ Args Parse(int argc, char** argv) {
       std::exit(2);
     }
   }
-  if (a.series < 1 || a.points < 1 || a.repeat < 1) {
-    std::fprintf(stderr, "--series, --points and --repeat must be >= 1\n");
+  if (a.series < 1 || a.points < 1 || a.counters < 1 || a.repeat < 1) {
+    std::fprintf(stderr, "--series, --points, --counters and --repeat must be >= 1\n");
     std::exit(2);
   }
   return a;
@@ -95,6 +102,7 @@ std::size_t Drain(const HttpRouter& router, const std::string& target, int* stat
 }  // namespace
 
 int main(int argc, char** argv) {
+  KeepFreedMemoryMapped();  // as ingotd
   const Args args = Parse(argc, argv);
   Logger("storage")->set_level(spdlog::level::warn);
   std::string tmpl = args.dir + "/ingot-query-bench-XXXXXX";
@@ -136,6 +144,27 @@ int main(int argc, char** argv) {
       AppendResult result;
       if (!storage->shard(storage->ShardOf(sid)).Append(batch, &result).ok()) return 1;
     }
+    // Counters: 5 jobs, increments of 0-20 every 30 s over one day, a restart now and then.
+    constexpr int kDayPoints = 24 * 3600 / 30;
+    for (int c = 0; c < args.counters; ++c) {
+      const std::string job = "job_" + std::to_string(c % 5);
+      const std::string instance = "instance_" + std::to_string(c / 5);
+      const std::vector<TagView> tags = {{"instance", instance}, {"job", job}};
+      std::string key;
+      BuildSeriesKey("http_requests", tags, "total", &key);
+      SeriesId sid;
+      ValueType type;
+      if (!storage->index().Resolve(key, ValueType::kFloat, &sid, &type).ok()) return 1;
+      std::vector<PointRecord> batch;
+      double v = 0;
+      for (int i = 0; i < kDayPoints; ++i) {
+        v = rng() % 4000 == 0 ? 0 : v + static_cast<double>(rng() % 21);
+        batch.push_back(
+            {sid, kT0 + i * 30 * kSec, std::bit_cast<std::uint64_t>(v), ValueType::kFloat});
+      }
+      AppendResult result;
+      if (!storage->shard(storage->ShardOf(sid)).Append(batch, &result).ok()) return 1;
+    }
     HttpRouter router;
     QueryOptions query_options;
     RegisterQueryRoutes(router, *storage, query_options);
@@ -157,13 +186,18 @@ int main(int argc, char** argv) {
          static_cast<std::uint64_t>(args.points)},
         {"json-all", "/api/v1/export?match[]=cpu_usage_user" + range, all_points},
         {"csv-all", "/api/v1/export?format=csv&match[]=cpu_usage_user" + range, all_points},
-        {"avg-1h", "/api/v1/query_range?query=avg_over_time(cpu_usage_user%5B1h%5D)&step=3600" +
-                       range,
+        {"avg-1h",
+         "/api/v1/query_range?query=avg_over_time(cpu_usage_user%5B1h%5D)&step=3600" + range,
          all_points},
-        {"count", "/api/v1/query?query=sum(count_over_time(%7B__name__%3D~%22cpu_.*%22%7D%5B" +
-                      std::to_string(args.points * 10 + 10) + "s%5D))&time=" +
-                      std::to_string(end_s),
+        {"count",
+         "/api/v1/query?query=sum(count_over_time(%7B__name__%3D~%22cpu_.*%22%7D%5B" +
+             std::to_string(args.points * 10 + 10) + "s%5D))&time=" + std::to_string(end_s),
          all_points},
+        {"sum-rate-1d",
+         "/api/v1/query_range?query=sum%20by%20(job)%20(rate(http_requests_total%5B5m%5D))"
+         "&step=60&start=" +
+             std::to_string(kT0 / kSec) + "&end=" + std::to_string(kT0 / kSec + kDayPoints * 30),
+         static_cast<std::uint64_t>(args.counters) * kDayPoints},
     };
     std::printf("%-11s %10s %10s %12s %9s %10s\n", "case", "best_ms", "median_ms", "points/s",
                 "ns/point", "body_MB");

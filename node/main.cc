@@ -1,6 +1,5 @@
 // ingotd: the node's composition root. Loads the configuration, takes the data-dir lock, opens the
 // store, wires ingest and query into the listeners and runs until SIGINT/SIGTERM.
-#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -23,6 +22,7 @@
 #include "config/clock.h"
 #include "config/config_loader.h"
 #include "config/logging.h"
+#include "config/malloc_tuning.h"
 #include "config/metrics.h"
 #include "config/options.h"
 #include "config/version.h"
@@ -115,14 +115,8 @@ int RunCheck(const StorageOptions& options, spdlog::logger& log) {
   return st.ok() && report.clean() ? 0 : 1;
 }
 
-// A query's column buffers (a day at 60 s steps: ~13 MB over 1,000 series) are freed at its end;
-// glibc would hand the freed top of each thread's heap back to the kernel past 128 KiB and the
-// next query would fault every page in again (~1,700 faults, ~10% of a range query's CPU,
-// measured). Up to 32 MiB of freed memory per malloc arena stays mapped instead.
-constexpr int kMallocTrimThresholdBytes = 32 << 20;
-
 int Run(int argc, char** argv) {
-  mallopt(M_TRIM_THRESHOLD, kMallocTrimThresholdBytes);
+  KeepFreedMemoryMapped();
   CLI::App app{
       "ingotd: a streaming time-series ingestion node (InfluxDB line "
       "protocol in, "
