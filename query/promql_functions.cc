@@ -7,8 +7,36 @@
 #include <limits>
 #include <numbers>
 
+#include "codec/simd/kernels.h"
+
+// The vector kernels of this file are compiled for AVX-512 (eight lanes of doubles), AVX2 (four)
+// and the baseline (SSE2's two) from one loop each, and each call picks one by Lanes(). Every
+// variant does the same operations in the same order (no contraction into FMAs: the file is
+// built with -ffp-contract=off), so results are the same bits at every level.
+#define INGOT_QUERY_AVX512 \
+  gnu::target("avx2,avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")
+
 namespace ingot::promql {
 namespace {
+
+// The codec's active level (CPU detection, lowered by INGOT_ISA or codec::simd::ForceIsa): one
+// switch sets the vector width of the whole node. A plain check rather than an ifunc, which
+// sanitizer runtimes do not survive.
+using codec::simd::IsaLevel;
+IsaLevel Lanes() { return codec::simd::ActiveKernels().level; }
+
+// Calls a kernel's variant for Lanes() with `args`.
+template <class Avx512, class Avx2, class Baseline, class... Args>
+decltype(auto) ByLanes(Avx512 avx512, Avx2 avx2, Baseline baseline, Args&&... args) {
+  switch (Lanes()) {
+    case IsaLevel::kAvx512:
+      return avx512(std::forward<Args>(args)...);
+    case IsaLevel::kAvx2:
+      return avx2(std::forward<Args>(args)...);
+    default:
+      return baseline(std::forward<Args>(args)...);
+  }
+}
 
 constexpr std::int64_t kNsPerMilli = 1000 * 1000;
 constexpr std::int64_t kNsPerSecond = 1000 * kNsPerMilli;
@@ -139,8 +167,12 @@ template <bool kCounter, bool kRate>
   }
 }
 
-// Pass two compiled twice, for AVX2 (four lanes) and for the baseline (two), picked once by the
-// CPU: a plain check rather than an ifunc, which sanitizer runtimes do not survive.
+// Pass two compiled for AVX-512 (eight lanes), AVX2 (four) and the baseline (two), picked by
+// Lanes().
+template <bool kCounter, bool kRate>
+[[INGOT_QUERY_AVX512]] void ExtrapolateStepsAvx512(const RateSteps& in, double* out) {
+  ExtrapolateSteps<kCounter, kRate>(in, out);
+}
 template <bool kCounter, bool kRate>
 [[gnu::target("avx2")]] void ExtrapolateStepsAvx2(const RateSteps& in, double* out) {
   ExtrapolateSteps<kCounter, kRate>(in, out);
@@ -148,10 +180,6 @@ template <bool kCounter, bool kRate>
 template <bool kCounter, bool kRate>
 void ExtrapolateStepsBaseline(const RateSteps& in, double* out) {
   ExtrapolateSteps<kCounter, kRate>(in, out);
-}
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
 }
 
 // The samples lower than the one before (counter resets), appended to `reset_at` in order. Resets
@@ -169,8 +197,11 @@ bool HasAvx2() {
     }
   }
 }
-// Compiled for AVX2 (four lanes, the scan was ~3% of a range query with SSE2's two) and for the
-// baseline, picked like pass two.
+// Compiled like pass two (the scan was ~3% of a range query with SSE2's two lanes).
+[[INGOT_QUERY_AVX512]] void FindResetsAvx512(std::span<const double> vs,
+                                             std::vector<std::uint32_t>* reset_at) {
+  FindResets(vs, reset_at);
+}
 [[gnu::target("avx2")]] void FindResetsAvx2(std::span<const double> vs,
                                             std::vector<std::uint32_t>* reset_at) {
   FindResets(vs, reset_at);
@@ -248,18 +279,24 @@ void MergeWindows(std::span<const std::int64_t> ts, std::span<const double> vs,
 }
 
 // Both scans run once per series over all its samples and steps (together ~5% of a range query
-// in SSE2's two lanes): compiled for AVX2 too, picked like pass two.
+// in SSE2's two lanes): compiled like pass two.
+[[INGOT_QUERY_AVX512]] bool OnOneIntervalAvx512(std::span<const std::int64_t> ts) {
+  return OnOneIntervalAs(ts);
+}
 [[gnu::target("avx2")]] bool OnOneIntervalAvx2(std::span<const std::int64_t> ts) {
   return OnOneIntervalAs(ts);
+}
+[[INGOT_QUERY_AVX512]] bool AscendingAvx512(std::span<const std::int64_t> ends) {
+  return AscendingAs(ends);
 }
 [[gnu::target("avx2")]] bool AscendingAvx2(std::span<const std::int64_t> ends) {
   return AscendingAs(ends);
 }
 bool OnOneInterval(std::span<const std::int64_t> ts) {
-  return HasAvx2() ? OnOneIntervalAvx2(ts) : OnOneIntervalAs(ts);
+  return ByLanes(OnOneIntervalAvx512, OnOneIntervalAvx2, OnOneIntervalAs, ts);
 }
 bool Ascending(std::span<const std::int64_t> ends) {
-  return HasAvx2() ? AscendingAvx2(ends) : AscendingAs(ends);
+  return ByLanes(AscendingAvx512, AscendingAvx2, AscendingAs, ends);
 }
 
 // A window's shape, what pass two computes before the change comes in: the durations in seconds
@@ -489,11 +526,12 @@ template <bool kCounter, std::size_t kStride>
   std::memset(present, 1, count);
   return more != 0;
 }
+// Strides 1 and 2 (a dashboard's steps at one or two sample intervals) as constants.
 template <bool kCounter>
-[[gnu::target("avx2")]] bool StrideBlockAvx2(const double* first_at, const double* last_at,
-                                             std::size_t stride, std::size_t count,
-                                             const WindowShape& shape, double* out,
-                                             std::uint8_t* present) {
+[[gnu::always_inline]] inline bool StrideBlockOf(const double* first_at, const double* last_at,
+                                                 std::size_t stride, std::size_t count,
+                                                 const WindowShape& shape, double* out,
+                                                 std::uint8_t* present) {
   switch (stride) {
     case 1:
       return StrideBlockAs<kCounter, 1>(first_at, last_at, 1, count, shape, out, present);
@@ -502,6 +540,20 @@ template <bool kCounter>
     default:
       return StrideBlockAs<kCounter, 0>(first_at, last_at, stride, count, shape, out, present);
   }
+}
+template <bool kCounter>
+[[INGOT_QUERY_AVX512]] bool StrideBlockAvx512(const double* first_at, const double* last_at,
+                                              std::size_t stride, std::size_t count,
+                                              const WindowShape& shape, double* out,
+                                              std::uint8_t* present) {
+  return StrideBlockOf<kCounter>(first_at, last_at, stride, count, shape, out, present);
+}
+template <bool kCounter>
+[[gnu::target("avx2")]] bool StrideBlockAvx2(const double* first_at, const double* last_at,
+                                             std::size_t stride, std::size_t count,
+                                             const WindowShape& shape, double* out,
+                                             std::uint8_t* present) {
+  return StrideBlockOf<kCounter>(first_at, last_at, stride, count, shape, out, present);
 }
 template <bool kCounter>
 bool StrideBlockBaseline(const double* first_at, const double* last_at, std::size_t stride,
@@ -562,10 +614,9 @@ void StridedWindows(std::span<const std::int64_t> ts, std::span<const double> vs
       const std::size_t block_a = a + (from - begin) * s;
       const std::size_t block_last = block_a + span + (count - 1) * s;
       const double* first_at = v + block_a;
-      bool more = HasAvx2() ? StrideBlockAvx2<kCounter>(first_at, first_at + span, s, count, shape,
-                                                        out + from, present + from)
-                            : StrideBlockBaseline<kCounter>(first_at, first_at + span, s, count,
-                                                            shape, out + from, present + from);
+      bool more = ByLanes(StrideBlockAvx512<kCounter>, StrideBlockAvx2<kCounter>,
+                          StrideBlockBaseline<kCounter>, first_at, first_at + span, s, count, shape,
+                          out + from, present + from);
       // A reset inside a window of the block: after its first sample, up to its last.
       while (next_reset < reset_at.size() && reset_at[next_reset] <= block_a) ++next_reset;
       more |= next_reset < reset_at.size() && reset_at[next_reset] <= block_last;
@@ -605,11 +656,7 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
   // whether it holds one, and only then sums the values before its resets.
   s.reset_at.clear();
   if constexpr (kCounter) {
-    if (HasAvx2()) {
-      FindResetsAvx2(vs, &s.reset_at);
-    } else {
-      FindResetsBaseline(vs, &s.reset_at);
-    }
+    ByLanes(FindResetsAvx512, FindResetsAvx2, FindResetsBaseline, vs, &s.reset_at);
   }
   const std::span<const std::uint32_t> reset_at = s.reset_at;
   std::size_t next_reset = 0;  // the first entry of reset_at after the previous window's start
@@ -674,11 +721,8 @@ void ExtrapolatedRates(std::span<const std::int64_t> ts, std::span<const double>
                s.to_end.data(),   s.intervals.data(), s.window.data(), window0,
                exact ? 1e9 : 1.0, steps};
   auto pass_two = [&] {
-    if (HasAvx2()) {
-      ExtrapolateStepsAvx2<kCounter, kRate>(in, out);
-    } else {
-      ExtrapolateStepsBaseline<kCounter, kRate>(in, out);
-    }
+    ByLanes(ExtrapolateStepsAvx512<kCounter, kRate>, ExtrapolateStepsAvx2<kCounter, kRate>,
+            ExtrapolateStepsBaseline<kCounter, kRate>, in, out);
   };
   if (exact && whole && ascending) {
     if (reset_at.empty()) {
@@ -1352,19 +1396,20 @@ RangeFunction FindRangeFunction(std::string_view name) {
 namespace {
 
 // The select form GCC vectorizes on the baseline (a 64-bit compare of bits would need SSE4.1),
-// compiled for AVX2 (four lanes) and the baseline (two), as pass two of the rate kernel.
+// compiled like pass two of the rate kernel.
 [[gnu::always_inline]] inline bool AnyNaNLoop(std::span<const double> vs) {
   double nan = 0;
   for (const double v : vs) nan = v != v ? 1.0 : nan;
   return nan != 0;
 }
+[[INGOT_QUERY_AVX512]] bool AnyNaNAvx512(std::span<const double> vs) { return AnyNaNLoop(vs); }
 [[gnu::target("avx2")]] bool AnyNaNAvx2(std::span<const double> vs) { return AnyNaNLoop(vs); }
 bool AnyNaNBaseline(std::span<const double> vs) { return AnyNaNLoop(vs); }
 
 }  // namespace
 
 bool AnyNaN(std::span<const double> vs) {
-  return HasAvx2() ? AnyNaNAvx2(vs) : AnyNaNBaseline(vs);
+  return ByLanes(AnyNaNAvx512, AnyNaNAvx2, AnyNaNBaseline, vs);
 }
 
 BatchRangeFunction FindBatchRangeFunction(std::string_view name) {
@@ -1476,6 +1521,10 @@ namespace {
   }
 }
 
+[[INGOT_QUERY_AVX512]] void KahanSumColumnAvx512(const double* v, const std::uint8_t* present,
+                                                 std::size_t n, double* sum, double* c) {
+  KahanSumColumnImpl(v, present, n, sum, c);
+}
 [[gnu::target("avx2")]] void KahanSumColumnAvx2(const double* v, const std::uint8_t* present,
                                                 std::size_t n, double* sum, double* c) {
   KahanSumColumnImpl(v, present, n, sum, c);
@@ -1485,11 +1534,7 @@ namespace {
 
 void KahanSumColumn(const double* v, const std::uint8_t* present, std::size_t n, double* sum,
                     double* c) {
-  if (HasAvx2()) {
-    KahanSumColumnAvx2(v, present, n, sum, c);
-  } else {
-    KahanSumColumnImpl(v, present, n, sum, c);
-  }
+  ByLanes(KahanSumColumnAvx512, KahanSumColumnAvx2, KahanSumColumnImpl, v, present, n, sum, c);
 }
 
 }  // namespace ingot::promql

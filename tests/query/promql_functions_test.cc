@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "codec/simd/kernels.h"
 #include "query/promql_functions.h"
 
 namespace ingot::promql {
@@ -72,6 +73,20 @@ double Value(std::string_view name, double v, std::vector<double> args = {}) {
 }
 
 bool SameBits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Runs `body` at every vector level this CPU has (the query's kernels follow the codec's active
+// level), then restores the detected one: each level must give the same bits.
+template <class Body>
+void AtEveryLevel(Body body) {
+  using codec::simd::IsaLevel;
+  const IsaLevel detected = codec::simd::DetectIsa();
+  for (const IsaLevel level : {IsaLevel::kScalar, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+    if (!codec::simd::ForceIsa(level)) continue;
+    SCOPED_TRACE(codec::simd::IsaName(level));
+    body();
+  }
+  codec::simd::ForceIsa(detected);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Lookup
@@ -845,96 +860,98 @@ TEST(PromqlFunctions, TimeFunctionsAgreeWithChrono) {
 // Random counters (with resets, equal values, jittered and sub-millisecond timestamps, or on a
 // 10 s grid) over sliding windows, then over windows in random order (which the window cursor
 // must find by search): every step's batched rate, increase and delta equals the
-// RangeFunction's on the window found independently by binary search.
+// RangeFunction's on the window found independently by binary search, at every vector level.
 TEST(PromqlFunctions, BatchedRatesEqualPerWindowBitForBit) {
-  std::mt19937_64 rng(7);
-  // Ends in time order take the merge path (the range query's case), with and without counter
-  // resets in the series; shuffled ends take the general loop. On the grid, 20 s steps and a
-  // 100 s range put both edges of every window exactly on sample times (the dashboards' case:
-  // the sample at the start is out, the one at the end in); 37 s steps and a 95 s range put
-  // them between samples; the same grid across the epoch has negative sample times and window
-  // edges.
-  // A step per sample is the strided loop's other constant stride.
-  enum class Times {
-    kWholeMs,
-    kSubMs,
-    kGridOnSamples,
-    kGridBetween,
-    kGridAcrossEpoch,
-    kGridEverySample
-  };
-  for (const Times times :
-       {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples, Times::kGridBetween,
-        Times::kGridAcrossEpoch, Times::kGridEverySample}) {
-    const bool grid = times != Times::kWholeMs && times != Times::kSubMs;
-    for (const bool shuffled : {false, true}) {
-      for (const bool resets : {true, false}) {
-        for (const std::string_view name : {"rate", "increase", "delta"}) {
-          const BatchRangeFunction batch = FindBatchRangeFunction(name);
-          const RangeFunction one = FindRangeFunction(name);
-          ASSERT_NE(batch, nullptr) << name;
-          std::vector<std::int64_t> ts;
-          std::vector<double> vs;
-          std::int64_t t =
-              times == Times::kGridAcrossEpoch ? -15'003 * kSecond : 1'704'067'200 * kSecond;
-          double v = 0;
-          for (int k = 0; k < 3000; ++k) {
-            t += 10 * kSecond;
-            if (!grid) t += static_cast<std::int64_t>(rng() % 5000) * kMs;
-            if (times == Times::kSubMs) t += static_cast<std::int64_t>(rng() % kMs);
-            const std::uint64_t r = rng() % 100;
-            v = r < 3 && resets ? static_cast<double>(rng() % 10)
-                                : v + static_cast<double>(r % 7) * 0.25;
-            if (r == 50 && resets) v = -v;  // negative values for delta's sake
-            // A counter from zero: the first whole window's rate stops at its zero point.
-            if (k == 0 && times == Times::kGridAcrossEpoch) v = 0;
-            ts.push_back(t);
-            vs.push_back(v);
+  AtEveryLevel([] {
+    std::mt19937_64 rng(7);
+    // Ends in time order take the merge path (the range query's case), with and without counter
+    // resets in the series; shuffled ends take the general loop. On the grid, 20 s steps and a
+    // 100 s range put both edges of every window exactly on sample times (the dashboards' case:
+    // the sample at the start is out, the one at the end in); 37 s steps and a 95 s range put
+    // them between samples; the same grid across the epoch has negative sample times and window
+    // edges.
+    // A step per sample is the strided loop's other constant stride.
+    enum class Times {
+      kWholeMs,
+      kSubMs,
+      kGridOnSamples,
+      kGridBetween,
+      kGridAcrossEpoch,
+      kGridEverySample
+    };
+    for (const Times times :
+         {Times::kWholeMs, Times::kSubMs, Times::kGridOnSamples, Times::kGridBetween,
+          Times::kGridAcrossEpoch, Times::kGridEverySample}) {
+      const bool grid = times != Times::kWholeMs && times != Times::kSubMs;
+      for (const bool shuffled : {false, true}) {
+        for (const bool resets : {true, false}) {
+          for (const std::string_view name : {"rate", "increase", "delta"}) {
+            const BatchRangeFunction batch = FindBatchRangeFunction(name);
+            const RangeFunction one = FindRangeFunction(name);
+            ASSERT_NE(batch, nullptr) << name;
+            std::vector<std::int64_t> ts;
+            std::vector<double> vs;
+            std::int64_t t =
+                times == Times::kGridAcrossEpoch ? -15'003 * kSecond : 1'704'067'200 * kSecond;
+            double v = 0;
+            for (int k = 0; k < 3000; ++k) {
+              t += 10 * kSecond;
+              if (!grid) t += static_cast<std::int64_t>(rng() % 5000) * kMs;
+              if (times == Times::kSubMs) t += static_cast<std::int64_t>(rng() % kMs);
+              const std::uint64_t r = rng() % 100;
+              v = r < 3 && resets ? static_cast<double>(rng() % 10)
+                                  : v + static_cast<double>(r % 7) * 0.25;
+              if (r == 50 && resets) v = -v;  // negative values for delta's sake
+              // A counter from zero: the first whole window's rate stops at its zero point.
+              if (k == 0 && times == Times::kGridAcrossEpoch) v = 0;
+              ts.push_back(t);
+              vs.push_back(v);
+            }
+            const bool on_samples = times == Times::kGridOnSamples;
+            const std::int64_t range = (on_samples ? 100 : 95) * kSecond;
+            // Steps a whole number of samples apart (20 s, 30 s) take the strided loop.
+            const std::int64_t step = (on_samples                         ? 20
+                                       : times == Times::kGridAcrossEpoch ? 30
+                                       : times == Times::kGridEverySample ? 10
+                                                                          : 37) *
+                                      kSecond;
+            std::vector<std::int64_t> ends;
+            // Across the epoch the first window starts 3 s before the first sample: its
+            // position rounds down to the sample before it, which does not exist.
+            const std::int64_t first_end = times == Times::kGridAcrossEpoch
+                                               ? ts.front() + range - 3 * kSecond
+                                               : ts.front() - 60 * kSecond;
+            for (std::int64_t end = first_end; end < ts.back() + 60 * kSecond; end += step) {
+              ends.push_back(end);
+            }
+            if (shuffled) std::shuffle(ends.begin(), ends.end(), rng);
+            BatchScratch scratch;
+            std::vector<double> out(ends.size(), -1);
+            std::vector<std::uint8_t> present(ends.size(), 9);
+            batch(ts, vs, ends, range, &scratch, out.data(), present.data());
+            std::size_t values = 0;
+            for (std::size_t i = 0; i < ends.size(); ++i) {
+              const std::int64_t start = ends[i] - range;
+              const auto a = static_cast<std::size_t>(
+                  std::upper_bound(ts.begin(), ts.end(), start) - ts.begin());
+              const auto b = static_cast<std::size_t>(
+                  std::upper_bound(ts.begin(), ts.end(), ends[i]) - ts.begin());
+              double want = 0;
+              const bool has = b > a && one(Window{std::span(ts).subspan(a, b - a),
+                                                   std::span(vs).subspan(a, b - a), start, ends[i]},
+                                            {}, &want);
+              ASSERT_EQ(present[i] != 0, has) << name << " step " << i;
+              if (!has) continue;
+              ++values;
+              EXPECT_TRUE(SameBits(out[i], want))
+                  << name << " step " << i << ": " << out[i] << " vs " << want;
+            }
+            EXPECT_GT(values, ends.size() * 9 / 10) << name;
           }
-          const bool on_samples = times == Times::kGridOnSamples;
-          const std::int64_t range = (on_samples ? 100 : 95) * kSecond;
-          // Steps a whole number of samples apart (20 s, 30 s) take the strided loop.
-          const std::int64_t step = (on_samples                         ? 20
-                                     : times == Times::kGridAcrossEpoch ? 30
-                                     : times == Times::kGridEverySample ? 10
-                                                                        : 37) *
-                                    kSecond;
-          std::vector<std::int64_t> ends;
-          // Across the epoch the first window starts 3 s before the first sample: its
-          // position rounds down to the sample before it, which does not exist.
-          const std::int64_t first_end = times == Times::kGridAcrossEpoch
-                                             ? ts.front() + range - 3 * kSecond
-                                             : ts.front() - 60 * kSecond;
-          for (std::int64_t end = first_end; end < ts.back() + 60 * kSecond; end += step) {
-            ends.push_back(end);
-          }
-          if (shuffled) std::shuffle(ends.begin(), ends.end(), rng);
-          BatchScratch scratch;
-          std::vector<double> out(ends.size(), -1);
-          std::vector<std::uint8_t> present(ends.size(), 9);
-          batch(ts, vs, ends, range, &scratch, out.data(), present.data());
-          std::size_t values = 0;
-          for (std::size_t i = 0; i < ends.size(); ++i) {
-            const std::int64_t start = ends[i] - range;
-            const auto a = static_cast<std::size_t>(std::upper_bound(ts.begin(), ts.end(), start) -
-                                                    ts.begin());
-            const auto b = static_cast<std::size_t>(
-                std::upper_bound(ts.begin(), ts.end(), ends[i]) - ts.begin());
-            double want = 0;
-            const bool has = b > a && one(Window{std::span(ts).subspan(a, b - a),
-                                                 std::span(vs).subspan(a, b - a), start, ends[i]},
-                                          {}, &want);
-            ASSERT_EQ(present[i] != 0, has) << name << " step " << i;
-            if (!has) continue;
-            ++values;
-            EXPECT_TRUE(SameBits(out[i], want))
-                << name << " step " << i << ": " << out[i] << " vs " << want;
-          }
-          EXPECT_GT(values, ends.size() * 9 / 10) << name;
         }
       }
     }
-  }
+  });
 }
 
 // Two samples further apart than int64 holds and steps on a grid: the batched rates do not
@@ -973,41 +990,43 @@ TEST(PromqlFunctions, BatchedRatesOverSamplesFurtherApartThanInt64) {
 }
 
 // The sum aggregation's column fold equals KahanSumInc step by step, first values (-0.0 among
-// them), infinities and NaN included.
+// them), infinities and NaN included, at every vector level.
 TEST(PromqlFunctions, KahanSumColumnEqualsKahanSumInc) {
-  std::mt19937_64 rng(11);
-  const std::size_t n = 301;
-  const double specials[] = {-0.0, 0.0, kInf, -kInf, kNaN, 1e308, -1e308, 1e-300};
-  std::vector<double> sum(n, -0.0), c(n, 0.0), want_sum(n), want_c(n, 0.0);
-  std::vector<bool> seen(n, false);
-  for (int series = 0; series < 40; ++series) {
-    std::vector<double> v(n);
-    std::vector<std::uint8_t> present(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      present[i] = rng() % 4 != 0;
-      v[i] = rng() % 16 == 0
-                 ? specials[rng() % 8]
-                 : static_cast<double>(static_cast<std::int64_t>(rng() % 2001) - 1000) / 7.0;
-      if (!present[i]) continue;
-      if (!seen[i]) {
-        want_sum[i] = v[i];
-        seen[i] = true;
-      } else {
-        want_sum[i] = KahanSumInc(v[i], want_sum[i], &want_c[i]);
+  AtEveryLevel([] {
+    std::mt19937_64 rng(11);
+    const std::size_t n = 301;
+    const double specials[] = {-0.0, 0.0, kInf, -kInf, kNaN, 1e308, -1e308, 1e-300};
+    std::vector<double> sum(n, -0.0), c(n, 0.0), want_sum(n), want_c(n, 0.0);
+    std::vector<bool> seen(n, false);
+    for (int series = 0; series < 40; ++series) {
+      std::vector<double> v(n);
+      std::vector<std::uint8_t> present(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        present[i] = rng() % 4 != 0;
+        v[i] = rng() % 16 == 0
+                   ? specials[rng() % 8]
+                   : static_cast<double>(static_cast<std::int64_t>(rng() % 2001) - 1000) / 7.0;
+        if (!present[i]) continue;
+        if (!seen[i]) {
+          want_sum[i] = v[i];
+          seen[i] = true;
+        } else {
+          want_sum[i] = KahanSumInc(v[i], want_sum[i], &want_c[i]);
+        }
       }
+      KahanSumColumn(v.data(), present.data(), n, sum.data(), c.data());
     }
-    KahanSumColumn(v.data(), present.data(), n, sum.data(), c.data());
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!seen[i]) continue;
-    EXPECT_TRUE(SameBits(sum[i], want_sum[i]) || (std::isnan(sum[i]) && std::isnan(want_sum[i])))
-        << i << ": " << sum[i] << " vs " << want_sum[i];
-    // The total is sum + c (the sum alone when infinite).
-    const double got = std::isinf(sum[i]) ? sum[i] : sum[i] + c[i];
-    const double expect = std::isinf(want_sum[i]) ? want_sum[i] : want_sum[i] + want_c[i];
-    EXPECT_TRUE(SameBits(got, expect) || (std::isnan(got) && std::isnan(expect)))
-        << i << ": " << got << " vs " << expect;
-  }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!seen[i]) continue;
+      EXPECT_TRUE(SameBits(sum[i], want_sum[i]) || (std::isnan(sum[i]) && std::isnan(want_sum[i])))
+          << i << ": " << sum[i] << " vs " << want_sum[i];
+      // The total is sum + c (the sum alone when infinite).
+      const double got = std::isinf(sum[i]) ? sum[i] : sum[i] + c[i];
+      const double expect = std::isinf(want_sum[i]) ? want_sum[i] : want_sum[i] + want_c[i];
+      EXPECT_TRUE(SameBits(got, expect) || (std::isnan(got) && std::isnan(expect)))
+          << i << ": " << got << " vs " << expect;
+    }
+  });
 }
 
 }  // namespace
