@@ -105,7 +105,7 @@ Status ShardEngine::Replay(std::span<const PointRecord> batch, AppendResult* res
 }
 
 bool ShardEngine::HeadHint(SeriesId sid, codec::SeriesHint* hint) const {
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   const Slot* slot = FindLocked(sid);
   if (slot == nullptr) return false;
   *hint = slot->head.hint();
@@ -113,7 +113,7 @@ bool ShardEngine::HeadHint(SeriesId sid, codec::SeriesHint* hint) const {
 }
 
 void ShardEngine::RestoreHint(SeriesId sid, const codec::SeriesHint& hint) {
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   if (Slot* slot = FindLocked(sid); slot != nullptr) slot->head.hint() = hint;
 }
 
@@ -239,7 +239,7 @@ Status ShardEngine::Apply(std::span<const PointRecord> batch, AppendResult* resu
       options_.late_max_age_s > 0
           ? std::max(cutoff_ns, clock_.NowNs() - options_.late_max_age_s * 1'000'000'000)
           : cutoff_ns;
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   seal_batch_.Clear();
   late_seals_pending_ = 0;
   for (const PointRecord& p : batch) {
@@ -370,14 +370,14 @@ Status ShardEngine::FlushLateLocked() {
 Status ShardEngine::FlushLateIfOver(std::size_t max_points) {
   MutexLock wlock(write_mu_);
   if (closed_ || !failed_.ok()) return Status::OK();
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   if (late_points_ <= max_points) return Status::OK();
   return FlushLateLocked();
 }
 
 void ShardEngine::ReadLateHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                                std::vector<LatePoint>* out, ValueType* type) const {
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   const auto it = late_heads_.find(sid);
   if (it == late_heads_.end()) return;
   const HeadBuffer& late = it->second;
@@ -392,7 +392,7 @@ void ShardEngine::ReadLateHead(SeriesId sid, std::int64_t start_ns, std::int64_t
 }
 
 bool ShardEngine::ClearLateIfQuiet(SeriesId sid, std::uint64_t seals_before) {
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   if (late_seals_.load(std::memory_order_acquire) != seals_before) return false;
   if (late_heads_.contains(sid)) return false;
   late_.Clear(sid);
@@ -400,7 +400,7 @@ bool ShardEngine::ClearLateIfQuiet(SeriesId sid, std::uint64_t seals_before) {
 }
 
 std::size_t ShardEngine::late_points() const {
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   return late_points_;
 }
 
@@ -415,7 +415,9 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
 Status ShardEngine::AppendHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                                std::vector<std::int64_t>* ts, std::vector<double>* values,
                                std::int64_t* head_first_ts_ns) const {
-  MutexLock lock(heads_mu_);
+  // The reading thread's own scratch for frozen segments: the shard's is the writers'.
+  thread_local codec::Workspace read_ws;
+  ReaderLock lock(heads_mu_);
   const Slot* slot = FindLocked(sid);
   if (slot == nullptr || slot->head.empty()) {
     if (head_first_ts_ns != nullptr) *head_first_ts_ns = std::numeric_limits<std::int64_t>::max();
@@ -424,7 +426,7 @@ Status ShardEngine::AppendHead(SeriesId sid, std::int64_t start_ns, std::int64_t
   const HeadBuffer& head = slot->head;
   if (head_first_ts_ns != nullptr) *head_first_ts_ns = head.first_ts();
   if (start_ns > end_ns) return Status::OK();
-  return head.ReadRange(start_ns, end_ns, *ws_, ts, values);
+  return head.ReadRange(start_ns, end_ns, read_ws, ts, values);
 }
 
 Status ShardEngine::PersistHeads() {
@@ -465,7 +467,7 @@ Status ShardEngine::PersistHeadsLocked(std::size_t compact_budget, std::size_t* 
   // Slots whose compact checkpoint is in `batch`: marked once it is written.
   std::vector<Slot*> made_compact;
   {
-    MutexLock lock(heads_mu_);
+    WriterLock lock(heads_mu_);
     // Late buffers become late chunks; the synced write below makes them durable with the heads.
     INGOT_RETURN_IF_ERROR(FlushLateLocked());
     Status failed;  // a frozen segment that did not decode (memory corruption)
@@ -503,7 +505,7 @@ Status ShardEngine::PersistHeadsLocked(std::size_t compact_budget, std::size_t* 
   if (!rs.ok()) {
     // The heads are still in memory: mark them for the next checkpoint, which Recover() runs.
     {
-      MutexLock lock(heads_mu_);
+      WriterLock lock(heads_mu_);
       ForEachLiveLocked([](SeriesId, Slot& slot) { slot.dirty = true; });
     }
     failed_ = FromRocks(rs, "shard " + std::to_string(shard_id_) + ": checkpoint heads");
@@ -515,7 +517,7 @@ Status ShardEngine::PersistHeadsLocked(std::size_t compact_budget, std::size_t* 
   {
     // Slots live in pages that never move, and write_mu_ (held) keeps points from arriving: a
     // slot in the list is still unchanged since its compact encoding.
-    MutexLock lock(heads_mu_);
+    WriterLock lock(heads_mu_);
     for (Slot* slot : made_compact) slot->compact = !slot->dirty;
   }
   if (compacted != nullptr) *compacted = rewritten;
@@ -618,12 +620,12 @@ Status ShardEngine::Close() {
 }
 
 std::size_t ShardEngine::head_series() const {
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   return live_heads_;
 }
 
 std::size_t ShardEngine::head_points() const {
-  MutexLock lock(heads_mu_);
+  WriterLock lock(heads_mu_);
   std::size_t n = 0;
   const_cast<ShardEngine*>(this)->ForEachLiveLocked(
       [&](SeriesId, const Slot& slot) { n += slot.head.size(); });

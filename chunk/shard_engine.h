@@ -173,7 +173,7 @@ class ShardEngine {
   // Names ending in Locked need the lock their annotation states.
   Status Apply(std::span<const PointRecord> batch, AppendResult* result) REQUIRES(write_mu_)
       EXCLUDES(heads_mu_);
-  Slot* FindLocked(SeriesId sid) const REQUIRES(heads_mu_);
+  Slot* FindLocked(SeriesId sid) const REQUIRES_SHARED(heads_mu_);
   Slot* FindOrCreateLocked(SeriesId sid, ValueType type) REQUIRES(heads_mu_);
   template <typename Fn>
   void ForEachLiveLocked(Fn&& fn) REQUIRES(heads_mu_);
@@ -228,7 +228,9 @@ class ShardEngine {
   rocksdb::WriteBatch unwritten_ GUARDED_BY(write_mu_);
   std::uint64_t unwritten_late_seals_ GUARDED_BY(write_mu_) = 0;
 
-  mutable Mutex heads_mu_;  // readers take only this one
+  // Readers take only this one, shared: head reads run side by side (each decodes frozen
+  // segments with its thread's own workspace); appends, seals and checkpoints hold it alone.
+  mutable SharedMutex heads_mu_;
   std::vector<std::unique_ptr<Slot[]>> heads_ GUARDED_BY(heads_mu_);
   std::size_t live_heads_ GUARDED_BY(heads_mu_) = 0;
   std::vector<std::uint8_t> seal_buffer_ GUARDED_BY(heads_mu_);
