@@ -13,8 +13,7 @@
 // and the baseline (SSE2's two) from one loop each, and each call picks one by Lanes(). Every
 // variant does the same operations in the same order (no contraction into FMAs: the file is
 // built with -ffp-contract=off), so results are the same bits at every level.
-#define INGOT_QUERY_AVX512 \
-  gnu::target("avx2,avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512")
+#define INGOT_QUERY_AVX512 gnu::target("avx2,avx512f,avx512vl,avx512bw,avx512dq")
 
 namespace ingot::promql {
 namespace {
