@@ -29,14 +29,18 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
   switch (info->encoding) {
     case FloatEncoding::kAlp:
     case FloatEncoding::kAlpDelta: {
+      const bool delta = info->encoding == FloatEncoding::kAlpDelta;
+      const bool patched =
+          delta && src.size() > kAlpWidthOffset && (src[kAlpWidthOffset] & kAlpDeltaPatchFlag) != 0;
       const std::size_t header =
-          info->encoding == FloatEncoding::kAlp ? kAlpHeaderBytes : kAlpDeltaHeaderBytes;
+          delta ? kAlpDeltaHeaderBytes + (patched ? kAlpDeltaPatchBytes : 0) : kAlpHeaderBytes;
       if (src.size() < header) return TooShort(info->encoding, src.size(), header);
       info->has_alp_params = true;
       info->alp_exponent = src[kAlpExponentOffset];
       info->alp_factor = src[kAlpFactorOffset];
       info->has_bit_width = true;
-      info->bit_width = src[kAlpWidthOffset];
+      info->bit_width =
+          static_cast<std::uint8_t>(src[kAlpWidthOffset] & ~(patched ? kAlpDeltaPatchFlag : 0));
       info->exception_count = LoadLe<std::uint16_t>(src.data() + kAlpExceptionCountOffset);
       break;
     }

@@ -102,11 +102,11 @@ bool PruneOutliers(Workspace& ws, std::size_t n, std::int64_t lo, std::int64_t h
   return true;
 }
 
-// Whether some deltas of `ints` already span plain_width bits: every 16th delta's range is
-// within the whole range of the deltas, so delta coding could then not be smaller than plain
-// packing (its header is larger) and the pass over all deltas is skipped. Noisy series (prices,
-// readings) skip it; smooth ones, whose deltas are narrow, take it.
-bool SampledDeltasAsWide(const std::int64_t* ints, std::size_t n, unsigned plain_width) {
+// The width of every 16th delta's range, which is within the whole range of the deltas: when it
+// is already plain_width bits, delta coding could not be smaller than plain packing (its header
+// is larger) and the pass over all deltas is skipped. Noisy series (prices, readings) skip it;
+// smooth ones, whose deltas are narrow, take it.
+unsigned SampledDeltaWidth(const std::int64_t* ints, std::size_t n) {
   constexpr std::size_t kDeltaStride = 16;
   std::int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (std::size_t i = 1; i < n; i += kDeltaStride) {
@@ -114,7 +114,57 @@ bool SampledDeltasAsWide(const std::int64_t* ints, std::size_t n, unsigned plain
     lo = std::min(lo, d);
     hi = std::max(hi, d);
   }
-  return BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo)) >= plain_width;
+  return BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo));
+}
+
+// A delta far below or above all the others (a counter's reset, a jump) sets every slot's width;
+// stored apart (kAlpDeltaPatchFlag) it costs kAlpDeltaPatchBytes. Looked for only when the
+// deltas are at least kDeltaPatchMinWidth bits wide and kDeltaPatchMinGain wider than the sampled
+// ones (the sign of a lone far delta): the look is a scalar pass over the block, and noisy series,
+// whose sampled deltas are about as wide as all of them, would pay it on every block for nothing.
+constexpr unsigned kDeltaPatchMinWidth = 12;
+constexpr unsigned kDeltaPatchMinGain = 4;
+
+struct DeltaPatch {
+  std::size_t pos = 0;  // 0: none
+  std::int64_t lo = 0;
+  unsigned width = 0;
+};
+
+// The patch of deltas[1, n) (range [lo, hi], `width` bits) that narrows the others most, if it
+// saves bytes: the lowest delta when it is the only one that low, or the highest likewise.
+DeltaPatch FindDeltaPatch(const std::int64_t* deltas, std::size_t n, std::int64_t lo,
+                          std::int64_t hi, unsigned width) {
+  DeltaPatch none;
+  if (n < 3) return none;
+  // The runners-up and how many deltas sit at each end: one branch-free pass.
+  std::int64_t lo2 = hi, hi2 = lo;
+  std::size_t at_lo = 0, at_hi = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    const std::int64_t d = deltas[i];
+    lo2 = d > lo && d < lo2 ? d : lo2;
+    hi2 = d < hi && d > hi2 ? d : hi2;
+    at_lo += d == lo;
+    at_hi += d == hi;
+  }
+  const unsigned without_lo =
+      BitWidth(static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo2));
+  const unsigned without_hi =
+      BitWidth(static_cast<std::uint64_t>(hi2) - static_cast<std::uint64_t>(lo));
+  const bool drop_lo = at_lo == 1 && (at_hi != 1 || without_lo <= without_hi);
+  if (!drop_lo && at_hi != 1) return none;
+  DeltaPatch patch;
+  patch.lo = drop_lo ? lo2 : lo;
+  patch.width = drop_lo ? without_lo : without_hi;
+  if (PackedBytes(n, patch.width) + kAlpDeltaPatchBytes >= PackedBytes(n, width)) return none;
+  const std::int64_t target = drop_lo ? lo : hi;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (deltas[i] == target) {
+      patch.pos = i;
+      break;
+    }
+  }
+  return patch;
 }
 
 }  // namespace
@@ -152,8 +202,11 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
   unsigned delta_width = 0;
   std::int64_t delta_lo = 0;
   std::size_t delta_bytes = SIZE_MAX;
+  DeltaPatch patch;
+  const unsigned sampled_width =
+      mode != AlpMode::kPlain && n >= 2 ? SampledDeltaWidth(ws.ints, n) : 0;
   if (mode != AlpMode::kPlain && n >= 2 &&
-      (mode == AlpMode::kDelta || !SampledDeltasAsWide(ws.ints, n, plain_width))) {
+      (mode == AlpMode::kDelta || sampled_width < plain_width)) {
     // Integers are below 2^50 in magnitude, so their differences cannot overflow.
     std::int64_t* deltas = ws.ints2;
     std::int64_t delta_hi;
@@ -162,11 +215,26 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
     const std::uint64_t give_up = mode == AlpMode::kDelta ? UINT64_MAX
                                   : plain_width == 0      ? 0
                                                           : std::uint64_t{1} << (plain_width - 1);
-    if (kernels.delta_min_max(ws.ints, n, give_up, deltas, &delta_lo, &delta_hi)) {
-      deltas[0] = delta_lo;  // ignored by the decoder; packs as zero
+    // Sampled deltas far narrower than the integers, yet all of them as wide: one of them may be
+    // a reset or a jump, which a patch takes out. The pass is redone in full.
+    const bool lone_far_delta = sampled_width + kDeltaPatchMinGain <= plain_width;
+    const bool complete =
+        kernels.delta_min_max(ws.ints, n, give_up, deltas, &delta_lo, &delta_hi) ||
+        (lone_far_delta &&
+         kernels.delta_min_max(ws.ints, n, UINT64_MAX, deltas, &delta_lo, &delta_hi));
+    if (complete) {
       delta_width =
           BitWidth(static_cast<std::uint64_t>(delta_hi) - static_cast<std::uint64_t>(delta_lo));
-      delta_bytes = kAlpDeltaHeaderBytes + PackedBytes(n, delta_width) + exception_bytes;
+      if (delta_width >= kDeltaPatchMinWidth && sampled_width + kDeltaPatchMinGain <= delta_width) {
+        patch = FindDeltaPatch(deltas, n, delta_lo, delta_hi, delta_width);
+      }
+      if (patch.pos != 0) {
+        delta_lo = patch.lo;
+        delta_width = patch.width;
+      }
+      deltas[0] = delta_lo;  // ignored by the decoder; packs as zero
+      delta_bytes = kAlpDeltaHeaderBytes + (patch.pos != 0 ? kAlpDeltaPatchBytes : 0) +
+                    PackedBytes(n, delta_width) + exception_bytes;
       use_delta = mode == AlpMode::kDelta || delta_bytes < plain_bytes;
     }
   }
@@ -180,7 +248,9 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
     WriteBlockHeader(p, use_delta ? FloatEncoding::kAlpDelta : FloatEncoding::kAlp, n);
     p[kAlpExponentOffset] = static_cast<std::uint8_t>(exponent);
     p[kAlpFactorOffset] = static_cast<std::uint8_t>(factor);
-    p[kAlpWidthOffset] = static_cast<std::uint8_t>(use_delta ? delta_width : plain_width);
+    const bool patched = use_delta && patch.pos != 0;
+    p[kAlpWidthOffset] = static_cast<std::uint8_t>((use_delta ? delta_width : plain_width) |
+                                                   (patched ? kAlpDeltaPatchFlag : 0));
     StoreLe<std::uint16_t>(p + kAlpExceptionCountOffset,
                            static_cast<std::uint16_t>(exception_count));
     StoreLe<std::int64_t>(p + kAlpBaseOffset, use_delta ? delta_lo : lo);
@@ -188,6 +258,12 @@ std::size_t EncodeAlp(std::span<const T> values, unsigned exponent, unsigned fac
     if (use_delta) {
       StoreLe<std::int64_t>(p, ws.ints[0]);
       p += 8;
+      if (patched) {
+        StoreLe<std::uint16_t>(p, static_cast<std::uint16_t>(patch.pos));
+        StoreLe<std::int64_t>(p + 2, ws.ints2[patch.pos]);
+        p += kAlpDeltaPatchBytes;
+        ws.ints2[patch.pos] = delta_lo;  // packs as zero
+      }
       PackInts(reinterpret_cast<const std::uint64_t*>(ws.ints2), n,
                static_cast<std::uint64_t>(delta_lo), delta_width, ws.packed, p);
       p += PackedBytes(n, delta_width);

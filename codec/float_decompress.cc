@@ -84,13 +84,17 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
   const char* name = "alp";
   const std::size_t n = out.size();
   const bool delta = src[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta);
-  const std::size_t header = delta ? kAlpDeltaHeaderBytes : kAlpHeaderBytes;
+  // A patched delta block (kAlpDeltaPatchFlag) holds one delta apart after the first integer.
+  const bool patched =
+      delta && src.size() > kAlpWidthOffset && (src[kAlpWidthOffset] & kAlpDeltaPatchFlag) != 0;
+  const std::size_t header =
+      delta ? kAlpDeltaHeaderBytes + (patched ? kAlpDeltaPatchBytes : 0) : kAlpHeaderBytes;
   if (src.size() < header) {
     return Corrupt(name, N(src.size()) + " bytes < header " + N(header));
   }
   const unsigned exponent = src[kAlpExponentOffset];
   const unsigned factor = src[kAlpFactorOffset];
-  const unsigned width = src[kAlpWidthOffset];
+  const unsigned width = src[kAlpWidthOffset] & (patched ? ~unsigned{kAlpDeltaPatchFlag} : ~0u);
   const std::size_t exception_count = LoadLe<std::uint16_t>(src.data() + kAlpExceptionCountOffset);
   const auto base = LoadLe<std::uint64_t>(src.data() + kAlpBaseOffset);
   if (exponent > AlpConstants<T>::kMaxExponent || factor > exponent) {
@@ -99,6 +103,14 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
                              ", factor <= exponent)");
   }
   if (width > 64) return Corrupt(name, "bit width " + N(width) + " > 64");
+  std::size_t patch_pos = 0;
+  if (patched) {
+    patch_pos = LoadLe<std::uint16_t>(src.data() + kAlpDeltaHeaderBytes);
+    if (patch_pos == 0 || patch_pos >= n) {
+      return Corrupt(
+          name, "patched delta at position " + N(patch_pos) + " outside [1, count " + N(n) + ")");
+    }
+  }
   if (exception_count > n) {
     return Corrupt(name, "exception count " + N(exception_count) + " > count " + N(n));
   }
@@ -118,7 +130,7 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
     } else {
       kernels.alp_unpack_decode_float(packed, base, width, exponent, factor, out.data());
     }
-  } else if (n == simd::kFullBlock) {
+  } else if (n == simd::kFullBlock && !patched) {
     // Delta blocks: unFFOR, running sum and multiply fused the same way.
     const auto first = LoadLe<std::uint64_t>(src.data() + kAlpHeaderBytes);
     if constexpr (sizeof(T) == 8) {
@@ -132,6 +144,7 @@ Status DecodeAlp(std::span<const std::uint8_t> src, std::span<T> out, Workspace&
     std::uint64_t* __restrict ints = ws.bits;
     UnpackInts(packed, n, base, width, ws.packed, ints);
     if (delta) {
+      if (patched) ints[patch_pos] = LoadLe<std::uint64_t>(src.data() + kAlpDeltaHeaderBytes + 2);
       // Wrapping sums: corrupt deltas give wrong values, never undefined behaviour.
       kernels.prefix_sum(ints, n, LoadLe<std::uint64_t>(src.data() + kAlpHeaderBytes));
     }

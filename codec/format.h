@@ -38,6 +38,11 @@ inline constexpr std::size_t kAlpBaseOffset = kAlpExceptionCountOffset + 2;
 static_assert(kAlpBaseOffset + 8 == kAlpHeaderBytes);
 // ALP with delta: the ALP header plus the first integer (i64).
 inline constexpr std::size_t kAlpDeltaHeaderBytes = kAlpHeaderBytes + 8;
+// ALP with delta, width byte's top bit: one delta is stored apart (a counter's reset, a jump),
+// after the first integer: its position (u16, 1 .. count - 1) and value (i64). Its packed slot
+// holds the base (packs as zero). The width is the byte's low 7 bits.
+inline constexpr std::uint8_t kAlpDeltaPatchFlag = 0x80;
+inline constexpr std::size_t kAlpDeltaPatchBytes = 2 + 8;
 // ALP through zstd: header, exponent, factor, flags, exception count (u16), base (i64), frame
 // bytes (u32); then the zstd frame and the exceptions.
 inline constexpr std::size_t kAlpZstdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 1 + 2 + 8 + 4;

@@ -77,19 +77,31 @@ inline bool ReadBin(const std::string& path, std::vector<double>* out) {
 }
 
 enum class Pattern {
-  kConstant, kCounter, kWalk0, kWalk1, kWalk2, kWalk3, kWalk4, kWalk6, kSmooth, kRandomBits,
-  kPrices, kSpecials, kSensor,
+  kConstant,
+  kCounter,
+  kWalk0,
+  kWalk1,
+  kWalk2,
+  kWalk3,
+  kWalk4,
+  kWalk6,
+  kSmooth,
+  kRandomBits,
+  kPrices,
+  kSpecials,
+  kSensor,
+  kResetCounter,
 };
 inline constexpr Pattern kAllPatterns[] = {
-    Pattern::kConstant, Pattern::kCounter, Pattern::kWalk0,      Pattern::kWalk1,
-    Pattern::kWalk2,    Pattern::kWalk3,   Pattern::kWalk4,      Pattern::kWalk6,
-    Pattern::kSmooth,   Pattern::kRandomBits, Pattern::kPrices, Pattern::kSpecials,
-    Pattern::kSensor};
+    Pattern::kConstant, Pattern::kCounter,     Pattern::kWalk0,  Pattern::kWalk1,
+    Pattern::kWalk2,    Pattern::kWalk3,       Pattern::kWalk4,  Pattern::kWalk6,
+    Pattern::kSmooth,   Pattern::kRandomBits,  Pattern::kPrices, Pattern::kSpecials,
+    Pattern::kSensor,   Pattern::kResetCounter};
 
 inline const char* PatternName(Pattern p) {
-  static const char* const kNames[] = {"constant", "counter", "walk0", "walk1", "walk2",
-                                       "walk3",    "walk4",   "walk6", "smooth", "random_bits",
-                                       "prices",   "specials", "sensor"};
+  static const char* const kNames[] = {
+      "constant", "counter", "walk0",       "walk1",  "walk2",    "walk3",  "walk4",
+      "walk6",    "smooth",  "random_bits", "prices", "specials", "sensor", "reset_counter"};
   return kNames[static_cast<int>(p)];
 }
 
@@ -127,6 +139,15 @@ std::vector<T> MakePattern(Pattern p, std::size_t n, std::uint64_t seed) {
     case Pattern::kCounter:
       for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(1000 + i * 3);
       break;
+    case Pattern::kResetCounter: {
+      // Irregular increments, and a restart three fifths in: one delta far below the others.
+      std::uint64_t x = 1'000'000 + rng() % 1000;
+      for (std::size_t i = 0; i < n; ++i) {
+        x = i == n * 3 / 5 && i > 0 ? rng() % 50 : x + rng() % 41;
+        v[i] = static_cast<T>(x);
+      }
+      break;
+    }
     case Pattern::kWalk0: walk(0); break;
     case Pattern::kWalk1: walk(1); break;
     case Pattern::kWalk2: walk(2); break;

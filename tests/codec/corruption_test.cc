@@ -2,10 +2,12 @@
 // error or a valid decode, never a crash or an out-of-bounds access (run under ASan+UBSan).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 
 #include "codec/codec.h"
+#include "codec/format.h"
 #include "codec_test_util.h"
 
 namespace ingot::codec {
@@ -23,8 +25,9 @@ constexpr FloatEncoding kEncodings[] = {
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {
   std::vector<std::vector<std::uint8_t>> blocks;
+  // kResetCounter: ALP with delta and one delta stored apart.
   for (Pattern p : {Pattern::kConstant, Pattern::kWalk2, Pattern::kSmooth, Pattern::kSpecials,
-                    Pattern::kRandomBits}) {
+                    Pattern::kRandomBits, Pattern::kResetCounter}) {
     for (std::size_t n : {std::size_t{1024}, std::size_t{77}}) {
       const auto v = MakePattern<T>(p, n, 11);
       for (FloatEncoding e : kEncodings) {
@@ -63,6 +66,11 @@ void Torture() {
   auto ws = std::make_unique<Workspace>();
   const auto blocks = EncodedBlocks<T>(*ws);
   ASSERT_GE(blocks.size(), 20u);
+  // Among them ALP with delta and a delta stored apart (kResetCounter).
+  EXPECT_TRUE(std::any_of(blocks.begin(), blocks.end(), [](const auto& b) {
+    return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta) &&
+           (b[kAlpWidthOffset] & kAlpDeltaPatchFlag) != 0;
+  }));
   std::mt19937_64 rng(42);
   for (const auto& block : blocks) {
     const std::size_t n = block[1] | (block[2] << 8);

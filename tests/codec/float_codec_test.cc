@@ -7,9 +7,11 @@
 #include <memory>
 #include <random>
 
+#include "codec/bit_packing.h"
 #include "codec/codec.h"
 #include "codec/float_encodings.h"
 #include "codec/format.h"
+#include "codec/simd/kernels.h"
 #include "codec_test_util.h"
 
 namespace ingot::codec {
@@ -563,10 +565,11 @@ TEST(FloatCodecSizes, AlpReturnsAfterAStretchOfRealDoubles) {
   EXPECT_LE(adaptive, best_alp + best_alp / 2);
 }
 
-// A counter that resets: the block holding the reset is smaller as grouped XOR (its one wide
-// delta widens every other under ALP with delta), and the next block is ALP's again at once, not
-// after the blocks of the comparison gap and the estimate interval.
-TEST(FloatCodecSizes, CounterResetLeavesAlpForItsOwnBlockOnly) {
+// A counter that resets: the block holding the reset stays ALP with delta, the reset's one wide
+// delta stored apart (kAlpDeltaPatchFlag) instead of widening every other delta: the block takes
+// the patch's bytes more than the blocks around it (grouped XOR took 1,918 bytes where these take
+// 1,048), and the next block goes on as before.
+TEST(FloatCodecSizes, CounterResetIsOneDeltaApart) {
   auto ws = std::make_unique<Workspace>();
   SeriesHint hint;
   std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
@@ -579,16 +582,91 @@ TEST(FloatCodecSizes, CounterResetLeavesAlpForItsOwnBlockOnly) {
       v[i] = counter;
     }
     const EncodeResult r = EncodeDoubles(v, hint, *ws, buf);
-    SeriesHint fresh;
-    const std::size_t delta = EncodeDoublesAs(FloatEncoding::kAlpDelta, v, fresh, *ws, buf).bytes;
-    if (b == 2) {
-      EXPECT_EQ(r.encoding, FloatEncoding::kXorGroups);
-      EXPECT_LT(r.bytes, delta);
-    } else {
-      EXPECT_EQ(r.encoding, FloatEncoding::kAlpDelta) << "block " << b;
-      EXPECT_EQ(r.bytes, delta) << "block " << b;
+    ASSERT_EQ(r.encoding, FloatEncoding::kAlpDelta) << "block " << b;
+    const bool patched = (buf[kAlpWidthOffset] & kAlpDeltaPatchFlag) != 0;
+    EXPECT_EQ(patched, b == 2) << "block " << b;
+    // Increments of 90 .. 269 take 8 bits.
+    EXPECT_EQ(buf[kAlpWidthOffset] & ~kAlpDeltaPatchFlag, 8) << "block " << b;
+    EXPECT_EQ(r.bytes, kAlpDeltaHeaderBytes + (patched ? kAlpDeltaPatchBytes : 0) + 1024)
+        << "block " << b;
+    std::vector<double> back(v.size());
+    ASSERT_TRUE(DecodeDoubles({buf.data(), r.bytes}, back, *ws).ok());
+    EXPECT_TRUE(BitEqual<double>(v, back)) << "block " << b;
+  }
+}
+
+// One jump costs 10 bytes wherever it is: stored apart in the middle of a block (a jump up as
+// well as a reset down, and in a short block: the decoder's unfused path), or as an exception
+// when it comes first or last (the plain search has already taken the value at the block's end
+// out of the range). At every vector level. Two equal resets are not stored apart (neither is
+// alone at the end of the range), and a patch position outside [1, count) is refused.
+TEST(FloatCodecSizes, DeltaApartRoundTripsAndIsChecked) {
+  auto ws = std::make_unique<Workspace>();
+  struct Case {
+    std::size_t n, at;
+    double jump;
+    std::size_t second_at;  // 0: none
+  };
+  const Case cases[] = {{1024, 1, -5e6, 0},
+                        {1024, 1023, -5e6, 0},
+                        {1024, 500, 7e6, 0},
+                        {100, 37, -5e6, 0},
+                        {1024, 300, -5e6, 700}};
+  const simd::IsaLevel detected = simd::DetectIsa();
+  for (const simd::IsaLevel level :
+       {simd::IsaLevel::kScalar, simd::IsaLevel::kAvx2, simd::IsaLevel::kAvx512}) {
+    if (!simd::ForceIsa(level)) continue;
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(simd::IsaName(level)) + " n " + std::to_string(c.n) + " at " +
+                   std::to_string(c.at));
+      std::mt19937_64 rng(c.n + c.at);
+      std::vector<double> v(c.n);
+      double x = 6e6;
+      for (std::size_t i = 0; i < c.n; ++i) {
+        x += static_cast<double>(rng() % 100);
+        if (i == c.at) x += c.jump - static_cast<double>(rng() % 100);
+        if (c.second_at != 0 && i == c.second_at) x += c.jump - static_cast<double>(rng() % 100);
+        v[i] = x;
+      }
+      // The second reset repeats the first delta exactly.
+      if (c.second_at != 0) {
+        const double first_delta = v[c.at] - v[c.at - 1];
+        const double shift = v[c.second_at - 1] + first_delta - v[c.second_at];
+        for (std::size_t i = c.second_at; i < c.n; ++i) v[i] += shift;
+      }
+      SeriesHint hint;
+      std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(c.n, 8));
+      const EncodeResult r = EncodeDoublesAs(FloatEncoding::kAlpDelta, v, hint, *ws, buf);
+      ASSERT_EQ(r.encoding, FloatEncoding::kAlpDelta);
+      const bool patched = (buf[kAlpWidthOffset] & kAlpDeltaPatchFlag) != 0;
+      const bool at_end = c.at == 1 || c.at == c.n - 1;
+      EXPECT_EQ(patched, c.second_at == 0 && !at_end);
+      if (c.second_at == 0) {
+        // Increments of 0 .. 99 take 7 bits; the jump 10 bytes, apart or as an exception.
+        EXPECT_EQ(buf[kAlpWidthOffset] & ~kAlpDeltaPatchFlag, 7);
+        EXPECT_EQ(r.bytes, kAlpDeltaHeaderBytes + PackedBytes(c.n, 7) + 10);
+        EXPECT_EQ(LoadLe<std::uint16_t>(buf.data() + kAlpExceptionCountOffset), at_end ? 1 : 0);
+      }
+      if (patched) {
+        EXPECT_EQ(LoadLe<std::uint16_t>(buf.data() + kAlpDeltaHeaderBytes), c.at);
+      }
+      std::vector<double> back(c.n);
+      ASSERT_TRUE(DecodeDoubles({buf.data(), r.bytes}, back, *ws).ok());
+      EXPECT_TRUE(BitEqual<double>(v, back));
+      if (!patched) continue;
+      for (const std::uint16_t pos : {std::uint16_t{0}, static_cast<std::uint16_t>(c.n)}) {
+        std::vector<std::uint8_t> bad(buf.begin(),
+                                      buf.begin() + static_cast<std::ptrdiff_t>(r.bytes));
+        StoreLe<std::uint16_t>(bad.data() + kAlpDeltaHeaderBytes, pos);
+        const Status st = DecodeDoubles(bad, back, *ws);
+        ASSERT_TRUE(st.IsCorruption());
+        EXPECT_NE(st.ToString().find("patched delta at position " + std::to_string(pos)),
+                  std::string::npos)
+            << st.ToString();
+      }
     }
   }
+  simd::ForceIsa(detected);
 }
 
 TEST(XorGroups, SmallerThanGorillaOnSmoothAndRepeatingData) {
