@@ -122,48 +122,50 @@ int main(int argc, char** argv) {
       return 1;
     }
     // Load: random walks with 2 decimals.
+    // Writes `values` as one series, `interval_s` apart from kT0.
+    auto append_series = [&](std::string_view measurement, const std::vector<TagView>& tags,
+                             std::string_view field, std::int64_t interval_s,
+                             const std::vector<double>& values) {
+      std::string key;
+      BuildSeriesKey(measurement, tags, field, &key);
+      SeriesId sid;
+      ValueType type;
+      if (!storage->index().Resolve(key, ValueType::kFloat, &sid, &type).ok()) return false;
+      std::vector<PointRecord> batch;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        batch.push_back({sid, kT0 + static_cast<std::int64_t>(i) * interval_s * kSec,
+                         std::bit_cast<std::uint64_t>(values[i]), ValueType::kFloat});
+      }
+      AppendResult result;
+      return storage->shard(storage->ShardOf(sid)).Append(batch, &result).ok();
+    };
     std::mt19937_64 rng(1);
     std::vector<std::vector<double>> written(static_cast<std::size_t>(args.series));
     for (int s = 0; s < args.series; ++s) {
-      std::vector<TagView> tags = {{"hostname", "host_" + std::to_string(s)}};
       const std::string host = "host_" + std::to_string(s);
-      tags[0].second = host;
-      std::string key;
-      BuildSeriesKey("cpu", tags, "usage_user", &key);
-      SeriesId sid;
-      ValueType type;
-      if (!storage->index().Resolve(key, ValueType::kFloat, &sid, &type).ok()) return 1;
-      std::vector<PointRecord> batch;
+      std::vector<double>& values = written[static_cast<std::size_t>(s)];
       double v = 50;
       for (int i = 0; i < args.points; ++i) {
         v = std::round((v + (static_cast<double>(rng() % 201) - 100) / 100) * 100) / 100;
-        written[static_cast<std::size_t>(s)].push_back(v);
-        batch.push_back({sid, kT0 + i * 10 * kSec, std::bit_cast<std::uint64_t>(v),
-                         ValueType::kFloat});
+        values.push_back(v);
       }
-      AppendResult result;
-      if (!storage->shard(storage->ShardOf(sid)).Append(batch, &result).ok()) return 1;
+      if (!append_series("cpu", {{"hostname", host}}, "usage_user", 10, values)) return 1;
     }
     // Counters: 5 jobs, increments of 0-20 every 30 s over one day, a restart now and then.
     constexpr int kDayPoints = 24 * 3600 / 30;
+    std::vector<double> counter(kDayPoints);
     for (int c = 0; c < args.counters; ++c) {
       const std::string job = "job_" + std::to_string(c % 5);
       const std::string instance = "instance_" + std::to_string(c / 5);
-      const std::vector<TagView> tags = {{"instance", instance}, {"job", job}};
-      std::string key;
-      BuildSeriesKey("http_requests", tags, "total", &key);
-      SeriesId sid;
-      ValueType type;
-      if (!storage->index().Resolve(key, ValueType::kFloat, &sid, &type).ok()) return 1;
-      std::vector<PointRecord> batch;
       double v = 0;
-      for (int i = 0; i < kDayPoints; ++i) {
+      for (double& x : counter) {
         v = rng() % 4000 == 0 ? 0 : v + static_cast<double>(rng() % 21);
-        batch.push_back(
-            {sid, kT0 + i * 30 * kSec, std::bit_cast<std::uint64_t>(v), ValueType::kFloat});
+        x = v;
       }
-      AppendResult result;
-      if (!storage->shard(storage->ShardOf(sid)).Append(batch, &result).ok()) return 1;
+      if (!append_series("http_requests", {{"instance", instance}, {"job", job}}, "total", 30,
+                         counter)) {
+        return 1;
+      }
     }
     HttpRouter router;
     QueryOptions query_options;

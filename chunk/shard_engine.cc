@@ -415,8 +415,10 @@ Status ShardEngine::ReadHead(SeriesId sid, std::int64_t start_ns, std::int64_t e
 Status ShardEngine::AppendHead(SeriesId sid, std::int64_t start_ns, std::int64_t end_ns,
                                std::vector<std::int64_t>* ts, std::vector<double>* values,
                                std::int64_t* head_first_ts_ns) const {
-  // The reading thread's own scratch for frozen segments: the shard's is the writers'.
-  thread_local codec::Workspace read_ws;
+  // The reading thread's own scratch for frozen segments (the shard's is the writers'), made on
+  // its first head read: threads that never read heads do not carry its 80 KiB.
+  thread_local std::unique_ptr<codec::Workspace> read_ws;
+  if (read_ws == nullptr) read_ws = std::make_unique<codec::Workspace>();
   ReaderLock lock(heads_mu_);
   const Slot* slot = FindLocked(sid);
   if (slot == nullptr || slot->head.empty()) {
@@ -426,7 +428,7 @@ Status ShardEngine::AppendHead(SeriesId sid, std::int64_t start_ns, std::int64_t
   const HeadBuffer& head = slot->head;
   if (head_first_ts_ns != nullptr) *head_first_ts_ns = head.first_ts();
   if (start_ns > end_ns) return Status::OK();
-  return head.ReadRange(start_ns, end_ns, read_ws, ts, values);
+  return head.ReadRange(start_ns, end_ns, *read_ws, ts, values);
 }
 
 Status ShardEngine::PersistHeads() {
