@@ -59,8 +59,8 @@ constexpr std::size_t kSegmentValues = simd::kHuffmanSegmentValues;
 constexpr std::size_t kMaxSegments = kBlockCapacity / kSegmentValues;
 static_assert(kMaxSegments * kSegmentValues == kBlockCapacity);
 static_assert(kMaxSegments == simd::kHuffmanMaxSegments);
-// The longest code: the decoder's tables have 2^(longest code) entries (8, 9 and 10 bits gave
-// the same sizes on every data set measured).
+// The longest code: the decoder's table has 2^8 entries, indexed by a code word's low byte (8, 9
+// and 10 bits gave the same sizes on every data set measured).
 constexpr unsigned kMaxCodeBits = 8;
 // Numbers below 2^47: a code (<= 8 bits) and its bits below the leading one (<= 46) come from
 // one 8-byte load at any bit offset (57 bits).
@@ -370,13 +370,11 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   if (static_cast<std::size_t>(end - p) < (k + 1) / 2)
     return Corrupt(kName, "code table truncated");
   std::uint8_t lengths[kCategories];
-  unsigned longest = 0;
   for (unsigned c = 0; c < k; ++c) {
     lengths[c] = static_cast<std::uint8_t>((p[c / 2] >> (4 * (c % 2))) & 0xf);
     if (lengths[c] > kMaxCodeBits) {
       return Corrupt(kName, "code length " + N(lengths[c]) + " > " + N(kMaxCodeBits));
     }
-    longest = std::max<unsigned>(longest, lengths[c]);
   }
   if (k % 2 == 1 && (p[k / 2] >> 4) != 0) return Corrupt(kName, "bits after the last length");
   p += (k + 1) / 2;
@@ -387,35 +385,26 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   if (kraft != std::uint64_t{1} << kMaxCodeBits) {
     return Corrupt(kName, "code lengths do not make a complete code");
   }
-  // The tables: every entry belongs to exactly one code (complete and prefix-free).
-  const std::size_t entries = std::size_t{1} << longest;
-  auto* table = reinterpret_cast<simd::HuffmanEntry*>(ws.packed);
-  static_assert(sizeof ws.packed >= sizeof(simd::HuffmanEntry) << kMaxCodeBits &&
-                alignof(simd::HuffmanEntry) <= 64);  // free while decoding
+  // The table: every entry belongs to exactly one code (complete and prefix-free), each code's
+  // entries every 2^length from its bit-reversed code.
+  auto* table = reinterpret_cast<simd::HuffmanTable*>(ws.packed);
+  static_assert(sizeof ws.packed >= sizeof(simd::HuffmanTable) &&
+                alignof(simd::HuffmanTable) <= 64);  // free while decoding
+  static_assert(simd::kHuffmanTableEntries == std::size_t{1} << kMaxCodeBits);
   std::uint32_t codes[kCategories];
   CanonicalCodes(lengths, k, codes);
   // Each lead carries the base of offsets and of deltas above the smallest (low < lead, so low +
   // lead is the number): the kernel adds it with the leading one.
   const std::uint64_t add = zigzagged ? 0 : static_cast<std::uint64_t>(UnZigZag(base));
-  // By length: the entries of the codes up to length L - 1 fill a table of 2^(L - 1) entries,
-  // copied once to make the table of 2^L (a code's entries repeat every 2^length), where each
-  // code of length L then takes its one entry. Slots that longer codes own hold stale copies
-  // until those codes take them; the code is complete, so every slot is taken.
-  for (unsigned bits = 1; bits <= longest; ++bits) {
-    if (bits > 1) {
-      const std::size_t half = std::size_t{1} << (bits - 1);
-      std::memcpy(table + half, table, half * sizeof *table);
-    }
-    for (unsigned c = 0; c < k; ++c) {
-      if (lengths[c] != bits) continue;
-      const auto low = static_cast<std::uint8_t>(ExtraBits(c));
-      const std::uint64_t lead = c == 0 ? 0 : std::uint64_t{1} << low;
-      simd::HuffmanEntry& e = table[codes[c]];
-      e = {};
-      e.code_bits = lengths[c];
-      e.low_bits = low;
-      e.total_bits = static_cast<std::uint8_t>(lengths[c] + low);
-      e.lead = lead + add;
+  for (unsigned c = 0; c < k; ++c) {
+    const unsigned bits = lengths[c];
+    if (bits == 0) continue;
+    const unsigned low = ExtraBits(c);
+    const std::uint64_t control = bits | low << 8 | (bits + low) << 16;
+    const std::uint64_t lead = (c == 0 ? 0 : std::uint64_t{1} << low) + add;
+    for (std::size_t j = codes[c]; j < simd::kHuffmanTableEntries; j += std::size_t{1} << bits) {
+      table->control[j] = control;
+      table->lead[j] = lead;
     }
   }
   // Segment lengths, then the segments copied with zero padding for whole-word reads.
@@ -449,7 +438,7 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   for (std::size_t s = 0; s < segments; ++s) pos[s] = std::uint64_t{starts[s]} * 8;
   // The codes in order (zigzagged, or above the base), then unzigzagged and summed.
   std::uint64_t* ints = ws.bits;
-  simd::HuffmanSegments job{buf, table, entries - 1, segments, kSegmentValues, pos, ints};
+  simd::HuffmanSegments job{buf, table, segments, kSegmentValues, pos, ints};
   const simd::Kernels& kernels = simd::ActiveKernels();
   // The whole segments together, then a short block's last one (fewer codes) on its own.
   const std::size_t whole = n / kSegmentValues;

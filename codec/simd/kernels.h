@@ -47,29 +47,24 @@ struct AlpEncodeStats {
 // huffman_segments' work: `segments` (1..kHuffmanMaxSegments) bit streams of `count` codes
 // each, segment s from bit pos[s] of `buf` (bit 0 of byte 0 first). A code is read from the 8
 // bytes at its bit position's byte, shifted down by the position's low 3 bits (`buf` must be
-// readable that far: up to 57 bits a code). Entry j = bits & mask of `entries` gives its code
-// bits, the bits below its number's leading one (<= 46), both together, and the leading one (0
-// for the number 0) plus anything the caller folds in (a base: low < lead, so low + lead is the
-// number); the number goes to ints[kHuffmanSegmentValues * s + i] for code i of segment s. pos[s]
-// ends after segment s's last code. Wrapping arithmetic.
+// readable that far: up to 57 bits a code). The low 8 bits j of that word pick control[j] (the
+// code's bits, the bits below its number's leading one (<= 46), and the two together: bytes 0, 1
+// and 2, nothing above) and lead[j] (the leading one, 0 for the number 0, plus anything the caller
+// folds in, such as a base: low < lead, so low + lead is the number); the number goes to
+// ints[kHuffmanSegmentValues * s + i] for code i of segment s. pos[s] ends after segment s's last
+// code. Wrapping arithmetic.
 inline constexpr std::size_t kHuffmanMaxSegments = 8;
 inline constexpr std::size_t kHuffmanSegmentValues = 128;
-// The first two bytes, read as one little-endian u16, are bextr's control word (start, length):
-// the kernels extract a number's low bits with one instruction. One entry holds all a code needs,
-// so that the kernel addresses a single table.
-struct HuffmanEntry {
-  std::uint8_t code_bits;
-  std::uint8_t low_bits;
-  std::uint8_t total_bits;
-  std::uint8_t unused[5];
-  std::uint64_t lead;
+inline constexpr std::size_t kHuffmanTableEntries = 256;
+// Bytes 0 and 1 of a control word are bextr's (start, length), so one instruction extracts a
+// number's low bits; the kernels index both arrays with the same scaled register.
+struct HuffmanTable {
+  std::uint64_t control[kHuffmanTableEntries];
+  std::uint64_t lead[kHuffmanTableEntries];
 };
-static_assert(offsetof(HuffmanEntry, code_bits) == 0 && offsetof(HuffmanEntry, low_bits) == 1);
-static_assert(sizeof(HuffmanEntry) == 16);
 struct HuffmanSegments {
   const std::uint8_t* buf;
-  const HuffmanEntry* entries;
-  std::uint64_t mask;
+  const HuffmanTable* table;
   std::size_t segments;
   std::size_t count;
   std::uint64_t* pos;
