@@ -499,9 +499,9 @@ Status DecodeAlpZstd(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   }
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
   if (h.delta) {
-    // Unzigzagged in a loop that vectorizes, then summed by the prefix-sum kernel.
-    for (std::size_t i = 0; i < n; ++i) ints[i] = static_cast<std::uint64_t>(UnZigZag(ints[i]));
-    simd::ActiveKernels().prefix_sum(ints, n, base + ints[0]);
+    // Unzigzagged and summed in one pass.
+    simd::ActiveKernels().unzigzag_prefix_sum(ints, n,
+                                              base + static_cast<std::uint64_t>(UnZigZag(ints[0])));
   } else {
     for (std::size_t i = 0; i < n; ++i) ints[i] += base;
   }

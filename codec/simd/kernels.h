@@ -207,8 +207,8 @@ struct Kernels {
   // LEB128 varints (7 bits a byte, low first, the high bit set on every byte but a varint's
   // last) into out[0 .. n): true when bytes[0 .. size) is exactly n of them, each at most
   // kVarintMaxBytes long; false otherwise, with out[] unspecified (the caller's own loop then names
-  // the fault). REQUIRES: bytes readable up to size rounded up to 64, plus 8 (the vector levels
-  // load whole 64-byte chunks and 8 bytes at each varint).
+  // the fault). REQUIRES: bytes readable up to VarintReadBytes(size) (the vector levels load
+  // 64-byte windows and 8 bytes at each varint).
   bool (*decode_varints)(const std::uint8_t* bytes, std::size_t size, std::size_t n,
                          std::uint64_t* out);
 
@@ -274,7 +274,10 @@ inline constexpr std::size_t kExpandRunsSlack = 16;
 // The longest varint decode_varints accepts: 56 bits, more than an ALP integer needs.
 inline constexpr std::size_t kVarintMaxBytes = 8;
 // What decode_varints may read of a stream of `size` bytes.
-inline constexpr std::size_t VarintReadBytes(std::size_t size) { return (size + 63) / 64 * 64 + 8; }
+// (A 64-byte window may start at any byte before `size`.)
+inline constexpr std::size_t VarintReadBytes(std::size_t size) {
+  return (size + 63) / 64 * 64 + 64;
+}
 
 // Slots of set_bit_positions' output past `limit` that it may write.
 inline constexpr std::size_t kSetBitSlack = 64;
