@@ -574,47 +574,51 @@ TEST(KernelsTest, VarintKernelsAgree) {
     bytes.resize(simd::VarintReadBytes(bytes.size()), 0);
     return bytes;
   };
+  // Lengths: mixed, all one byte (64 varints to a 64-byte window), all eight bytes.
   for (const Kernels* k : AllLevels()) {
     for (const std::size_t n : {1, 2, 63, 64, 65, 1000, 1024}) {
-      std::vector<std::uint64_t> values(n);
-      std::vector<std::uint8_t> stream;
-      for (auto& v : values) {
-        const unsigned bytes = 1 + static_cast<unsigned>(rng() % 8);  // 7 * bytes bits
-        v = (rng() >> (64 - 7 * bytes)) | (std::uint64_t{1} << (7 * bytes - 1));
-        if (rng() % 4 == 0) v = rng() % 128;  // many one-byte values, as real deltas
-        put(v, &stream);
-      }
-      const std::vector<std::uint8_t> buffer = padded(stream);
-      std::vector<std::uint64_t> got(n + 1, 7);
-      ASSERT_TRUE(k->decode_varints(buffer.data(), stream.size(), n, got.data()))
-          << k->name << " n " << n;
-      got.pop_back();
-      EXPECT_EQ(got, values) << k->name << " n " << n;
-      // One too few, one too many, and a cut inside the last varint (it ends in a byte with the
-      // continuation bit, or its end byte is missing).
-      got.assign(n + 1, 0);
-      EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n + 1, got.data())) << k->name;
-      if (n > 1) {
-        // Into exactly n - 1 slots: a kernel that wrote the extra varint before refusing would
-        // write past them (AddressSanitizer).
-        std::vector<std::uint64_t> fewer(n - 1);
-        EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n - 1, fewer.data()))
+      for (const unsigned fixed : {0u, 1u, 8u}) {
+        std::vector<std::uint64_t> values(n);
+        std::vector<std::uint8_t> stream;
+        for (auto& v : values) {
+          const unsigned bytes = fixed != 0 ? fixed : 1 + static_cast<unsigned>(rng() % 8);
+          v = (rng() >> (64 - 7 * bytes)) |
+              (std::uint64_t{1} << (7 * bytes - 1));          // 7 * bytes bits
+          if (fixed == 0 && rng() % 4 == 0) v = rng() % 128;  // many one-byte values, as deltas
+          put(v, &stream);
+        }
+        const std::vector<std::uint8_t> buffer = padded(stream);
+        std::vector<std::uint64_t> got(n + 1, 7);
+        ASSERT_TRUE(k->decode_varints(buffer.data(), stream.size(), n, got.data()))
+            << k->name << " n " << n;
+        got.pop_back();
+        EXPECT_EQ(got, values) << k->name << " n " << n;
+        // One too few, one too many, and a cut inside the last varint (it ends in a byte with the
+        // continuation bit, or its end byte is missing).
+        got.assign(n + 1, 0);
+        EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n + 1, got.data())) << k->name;
+        if (n > 1) {
+          // Into exactly n - 1 slots: a kernel that wrote the extra varint before refusing would
+          // write past them (AddressSanitizer).
+          std::vector<std::uint64_t> fewer(n - 1);
+          EXPECT_FALSE(k->decode_varints(buffer.data(), stream.size(), n - 1, fewer.data()))
+              << k->name;
+        }
+        std::vector<std::uint8_t> cut = stream;
+        cut.back() |= 0x80;  // the last varint never ends
+        EXPECT_FALSE(k->decode_varints(padded(cut).data(), cut.size(), n, got.data())) << k->name;
+        std::vector<std::uint8_t> dangling = stream;
+        dangling.push_back(0x80);  // n varints, then a byte that starts one more
+        EXPECT_FALSE(k->decode_varints(padded(dangling).data(), dangling.size(), n, got.data()))
             << k->name;
+        // A 9-byte varint in the middle.
+        std::vector<std::uint8_t> long_one;
+        for (std::size_t i = 0; i + 1 < n; ++i) put(values[i], &long_one);
+        for (int b = 0; b < 8; ++b) long_one.push_back(0x81);
+        long_one.push_back(0x01);
+        EXPECT_FALSE(k->decode_varints(padded(long_one).data(), long_one.size(), n, got.data()))
+            << k->name << " n " << n;
       }
-      std::vector<std::uint8_t> cut = stream;
-      cut.back() |= 0x80;  // the last varint never ends
-      EXPECT_FALSE(k->decode_varints(padded(cut).data(), cut.size(), n, got.data())) << k->name;
-      std::vector<std::uint8_t> dangling = stream;
-      dangling.push_back(0x80);  // n varints, then a byte that starts one more
-      EXPECT_FALSE(k->decode_varints(padded(dangling).data(), dangling.size(), n, got.data()))
-          << k->name;
-      // A 9-byte varint in the middle.
-      std::vector<std::uint8_t> long_one;
-      for (std::size_t i = 0; i + 1 < n; ++i) put(values[i], &long_one);
-      for (int b = 0; b < 8; ++b) long_one.push_back(0x81);
-      long_one.push_back(0x01);
-      EXPECT_FALSE(k->decode_varints(padded(long_one).data(), long_one.size(), n, got.data()))
-          << k->name << " n " << n;
     }
   }
 }
