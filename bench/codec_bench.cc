@@ -4,7 +4,8 @@
 //   codec-bench [--type float|double]
 //               [--codec
 //               alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|alp_huffman|all]
-//               [--pattern decimal|smooth|random|constant|all] [--file PATH.bin|PATH.csv ...]
+//               [--pattern decimal|smooth|random|constant|repeating|all] [--file PATH.bin|PATH.csv
+//               ...]
 //               [--blocks N] [--isa scalar|avx2|avx512] [--cold] [--cpuprofile FILE]
 //
 // --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive, alp_zstd,
@@ -96,7 +97,7 @@ struct Options {
       stderr,
       "codec-bench: %s\nusage: codec-bench [--type float|double] "
       "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|alp_huffman|all] "
-      "[--pattern decimal|smooth|random|constant|all] "
+      "[--pattern decimal|smooth|random|constant|repeating|all] "
       "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
       "[--cpuprofile FILE]\n",
       why);
@@ -140,11 +141,12 @@ Options Parse(int argc, char** argv) {
       const std::string v = value();
       pattern_given = true;
       if (v == "all") {
-        o.patterns = {"decimal", "smooth", "random", "constant"};
-      } else if (v == "decimal" || v == "smooth" || v == "random" || v == "constant") {
+        o.patterns = {"decimal", "smooth", "random", "constant", "repeating"};
+      } else if (v == "decimal" || v == "smooth" || v == "random" || v == "constant" ||
+                 v == "repeating") {
         o.patterns.push_back(v);
       } else {
-        Usage("--pattern takes decimal, smooth, random, constant or all");
+        Usage("--pattern takes decimal, smooth, random, constant, repeating or all");
       }
     } else if (arg == "--file") {
       o.files.push_back(value());
@@ -169,19 +171,26 @@ Options Parse(int argc, char** argv) {
   }
   if (o.types.empty()) o.types = {"double", "float"};
   if (o.codecs.empty()) o.codecs = {Codec::kAlp, Codec::kGorilla, Codec::kAdaptive};
-  if (!pattern_given && o.files.empty()) o.patterns = {"decimal", "smooth", "random", "constant"};
+  if (!pattern_given && o.files.empty()) {
+    o.patterns = {"decimal", "smooth", "random", "constant", "repeating"};
+  }
   return o;
 }
 
 std::vector<double> MakePattern(const std::string& name, std::size_t count) {
   std::vector<double> v(count);
   std::mt19937_64 rng(42);
+  // "repeating": 97 values with two decimals, over and over (what the compact choice writes as
+  // alp_zstd, whose matches find the repeats).
+  std::vector<double> cycle(97);
+  for (double& x : cycle) x = static_cast<double>(1000 + rng() % 8000) / 100;
   for (std::size_t i = 0; i < count; ++i) {
     const double x = static_cast<double>(i);
     if (name == "decimal") v[i] = static_cast<double>(i % 100000) * 0.01 - 1;
     if (name == "smooth") v[i] = std::sin(x * 0.001) * 100 + std::cos(x * 0.0003) * 10;
     if (name == "random") v[i] = std::bit_cast<double>(rng());
     if (name == "constant") v[i] = 3.14159265358979323846;
+    if (name == "repeating") v[i] = cycle[i % cycle.size()];
   }
   return v;
 }
