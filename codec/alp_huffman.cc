@@ -11,14 +11,15 @@
 //
 // Decoding speed: a block's 1024 codes are eight segments of 128, each its own bit stream, and the
 // decoder advances the eight in one loop, so their eight chains of (load, table lookup, advance)
-// overlap. One 16-byte table entry per code prefix holds all a code needs (bextr's control word,
-// the bits to advance, the leading one with the base folded in), so the loop addresses a single
-// table and keeps the eight positions in registers; the zigzagged deltas are unzigzagged and
-// summed afterwards, eight lanes at a time.
+// overlap; a short block (a dictionary's sorted values) is split into up to eight segments alike.
+// The window's low byte indexes a 256-entry table of control words (bextr's start and length, and
+// the bits to advance) and leads (the leading one with the base folded in), so the loop keeps the
+// eight positions in registers; the zigzagged deltas are unzigzagged and summed afterwards, eight
+// lanes at a time.
 //
 // Layout (little-endian), after the 3-byte block header:
 //   u8 exponent, u8 factor, u8 flags (alp_compact_internal.h: kDeltaFlag, kZigZagFlag,
-//   kPlaceholderFlag (required with kDeltaFlag), kSecondOrderFlag, kDividedFlag),
+//   kPlaceholderFlag (required with kDeltaFlag), kSecondOrderFlag, kDividedFlag, kSplitFlag),
 //   u16 exception count E,
 //   varints: zigzag(first integer) (delta only), zigzag(first delta) (second differences only),
 //   zigzag(base) (without zigzag: the minimum for offsets, the smallest delta for deltas),
@@ -26,9 +27,11 @@
 //   ceil(K/2) bytes: the lengths, 4 bits each (category 2i in the low half), 0 for none, at most
 //   10; a complete prefix code (Kraft sum exactly 1), canonical (shorter codes first, then by
 //   category),
-//   (S - 1) x u16: the byte length of segments 0..S-2 (S = ceil(count / 128)); the last segment
-//   takes the bytes up to the tail,
-//   the segments: code i of segment s is value 128 s + i; each is the category's code (bit 0 of
+//   (S - 1) x u16: the byte length of segments 0..S-2; the last segment takes the bytes up to the
+//   tail. Segments of L = 128 codes (S = ceil(count / 128)), or with kSplitFlag S = 2^k (the
+//   largest with count >= 32 S, at most 8) of L = ceil(count / S) codes, the last one shorter or
+//   equal (SegmentsOf),
+//   the segments: code i of segment s is value L s + i; each is the category's code (bit 0 of
 //   byte 0 first, the code's first bit first) then, for category c >= 2, the value's c - 1 bits
 //   below its leading one; zero bits to the byte,
 //   E x u16 exception positions (ascending), E x sizeof(T) exception values, then the divided
@@ -67,7 +70,7 @@ constexpr unsigned kMaxCodeBits = 8;
 constexpr unsigned kCategories = 48;
 // Flags this encoding knows.
 constexpr std::uint32_t kHuffmanFlags =
-    kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kDividedFlag;
+    kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kDividedFlag | kSplitFlag;
 
 unsigned Category(std::uint64_t x) { return static_cast<unsigned>(std::bit_width(x)); }
 
@@ -213,22 +216,49 @@ bool Plan(const std::uint64_t* x, std::size_t count, std::uint64_t limit_bits, C
 // Bytes of the code's description: K, then the lengths two to a byte.
 std::size_t TableBytes(unsigned k) { return 1 + (k + 1) / 2; }
 
-std::size_t SegmentCount(std::size_t n) { return (n + kSegmentValues - 1) / kSegmentValues; }
+// How a block's codes are cut into segments: `count` segments of `values` codes, the last one
+// shorter or equal.
+struct Segments {
+  std::size_t count = 1;
+  std::size_t values = kSegmentValues;
+  std::size_t begin(std::size_t s) const { return s * values; }
+  std::size_t end(std::size_t s, std::size_t n) const { return std::min(n, (s + 1) * values); }
+};
+
+// Codes per segment at least, when a short block is split.
+constexpr std::size_t kMinSplitValues = 32;
+
+// Without kSplitFlag: segments of 128 codes. With it: 2^k segments (k as large as leaves each at
+// least 32 codes, at most 8 segments) of equal length ⌈n / 2^k⌉, the last one shorter or equal
+// (never empty: n > 32 (2^k - 1) > 2^k (2^k - 1) for 2^k <= 8). The kernel then advances all of
+// them together; a dictionary's sorted values (150-600 codes) otherwise took one or two chains.
+Segments SegmentsOf(std::size_t n, bool split) {
+  Segments g;
+  if (!split) {
+    g.count = std::max<std::size_t>(1, (n + kSegmentValues - 1) / kSegmentValues);
+    return g;
+  }
+  g.count = std::min(kMaxSegments, std::bit_floor(std::max<std::size_t>(1, n / kMinSplitValues)));
+  g.values = std::max<std::size_t>(1, (n + g.count - 1) / g.count);
+  return g;
+}
+
+// A short block is split when that gives it more than one segment (64 codes or more).
+bool SplitBlock(std::size_t n) { return n < kBlockCapacity && n >= 2 * kMinSplitValues; }
 
 // Writes `x` as segments at `q` (room checked by the caller); returns the end.
-std::uint8_t* WriteSegments(const std::uint64_t* x, std::size_t n, const Candidate& c,
-                            std::uint8_t* q) {
+std::uint8_t* WriteSegments(const std::uint64_t* x, std::size_t n, const Segments& g,
+                            const Candidate& c, std::uint8_t* q) {
   std::uint32_t codes[kCategories];
   CanonicalCodes(c.lengths, c.k, codes);
-  const std::size_t segments = SegmentCount(n);
+  const std::size_t segments = g.count;
   std::uint8_t* lengths_at = q;
   q += 2 * (segments - 1);
   for (std::size_t s = 0; s < segments; ++s) {
     const std::uint8_t* start = q;
     std::uint64_t acc = 0;
     unsigned held = 0;
-    const std::size_t end = std::min(n, (s + 1) * kSegmentValues);
-    for (std::size_t i = s * kSegmentValues; i < end; ++i) {
+    for (std::size_t i = g.begin(s), end = g.end(s, n); i < end; ++i) {
       const unsigned cat = Category(x[i]);
       const unsigned extra = ExtraBits(cat);
       const std::uint64_t low = extra == 0 ? 0 : x[i] & ((std::uint64_t{1} << extra) - 1);
@@ -248,13 +278,13 @@ std::uint8_t* WriteSegments(const std::uint64_t* x, std::size_t n, const Candida
 }
 
 // Exact bytes of the segments (with their length fields) that WriteSegments writes.
-std::size_t SegmentBytes(const std::uint64_t* x, std::size_t n, const Candidate& c) {
-  const std::size_t segments = SegmentCount(n);
+std::size_t SegmentBytes(const std::uint64_t* x, std::size_t n, const Segments& g,
+                         const Candidate& c) {
+  const std::size_t segments = g.count;
   std::size_t bytes = 2 * (segments - 1);
   for (std::size_t s = 0; s < segments; ++s) {
     std::uint64_t bits = 0;
-    const std::size_t end = std::min(n, (s + 1) * kSegmentValues);
-    for (std::size_t i = s * kSegmentValues; i < end; ++i) {
+    for (std::size_t i = g.begin(s), end = g.end(s, n); i < end; ++i) {
       const unsigned cat = Category(x[i]);
       bits += c.lengths[cat] + ExtraBits(cat);
     }
@@ -309,13 +339,15 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   const std::size_t header = kAlpHuffmanHeaderBytes + varints.Bytes() + TableBytes(best->k);
   // Bounds on the segments' bytes first (padding takes under a byte a segment), the exact size
   // only when the room is between them; the decoder copies the segments into ws.stream.
-  const std::size_t segments = SegmentCount(n);
+  const bool split = SplitBlock(n);
+  const Segments g = SegmentsOf(n, split);
+  const std::size_t segments = g.count;
   const std::size_t lengths_bytes = 2 * (segments - 1);
   if (header + lengths_bytes + best->bits / 8 + tail > out.size()) return 0;
   std::size_t segment_bytes = lengths_bytes + (best->bits + 7 * segments) / 8;  // at most
   if (header + segment_bytes + tail > out.size() ||
       segment_bytes > sizeof ws.stream - Workspace::kStreamSlack) {
-    segment_bytes = SegmentBytes(x, n, *best);
+    segment_bytes = SegmentBytes(x, n, g, *best);
     if (header + segment_bytes + tail > out.size() ||
         segment_bytes > sizeof ws.stream - Workspace::kStreamSlack) {
       return 0;
@@ -327,13 +359,14 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
   if (delta) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
+  if (split) p[kAlpZstdFlagsOffset] |= kSplitFlag;
   q = varints.Write(q);
   *q++ = static_cast<std::uint8_t>(best->k);
   for (unsigned c = 0; c < best->k; c += 2) {
     const unsigned high = c + 1 < best->k ? best->lengths[c + 1] : 0;
     *q++ = static_cast<std::uint8_t>(best->lengths[c] | (high << 4));
   }
-  q = WriteSegments(x, n, *best, q);
+  q = WriteSegments(x, n, g, *best, q);
   // WriteExceptions reads the positions only; the integers were rewritten above.
   WriteExceptions(values, ws, exceptions, q);
   return static_cast<std::size_t>(q - p) + tail;
@@ -408,7 +441,9 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
     }
   }
   // Segment lengths, then the segments copied with zero padding for whole-word reads.
-  const std::size_t segments = SegmentCount(n);
+  const bool split = (h.flags & kSplitFlag) != 0;
+  const Segments g = SegmentsOf(n, split);
+  const std::size_t segments = g.count;
   if (static_cast<std::size_t>(end - p) < 2 * (segments - 1)) {
     return Corrupt(kName, "segment lengths truncated");
   }
@@ -424,8 +459,8 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
     return Corrupt(kName,
                    "segments of " + N(starts[segments - 1]) + " bytes in " + N(stream_bytes));
   }
-  // A code takes at most 57 bits, so no read of a segment's 128 codes passes its start by more
-  // than kStreamSlack bytes: the copy is zero there, and nothing else bounds the reads.
+  // A code takes at most 57 bits, so no read of a segment's codes (128 at most) passes its start
+  // by more than kStreamSlack bytes: the copy is zero there, and nothing else bounds the reads.
   static_assert(Workspace::kStreamSlack >=
                 (kSegmentValues * (kMaxCodeBits + kCategories - 2) + 7) / 8 + 8);
   if (stream_bytes > sizeof ws.stream - Workspace::kStreamSlack) {
@@ -438,20 +473,39 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   for (std::size_t s = 0; s < segments; ++s) pos[s] = std::uint64_t{starts[s]} * 8;
   // The codes in order (zigzagged, or above the base), then unzigzagged and summed.
   std::uint64_t* ints = ws.bits;
-  simd::HuffmanSegments job{buf, table, segments, kSegmentValues, pos, ints};
+  simd::HuffmanSegments job{buf, table, segments, g.values, pos, ints};
   const simd::Kernels& kernels = simd::ActiveKernels();
-  // The whole segments together, then a short block's last one (fewer codes) on its own.
-  const std::size_t whole = n / kSegmentValues;
-  if (whole > 0) {
-    job.segments = whole;
+  static_assert(kSegmentValues == simd::kHuffmanSegmentValues);
+  if (!split) {
+    // The whole segments together, then a short block's last one (fewer codes) on its own.
+    const std::size_t whole = n / kSegmentValues;
+    if (whole > 0) {
+      job.segments = whole;
+      kernels.huffman_segments(job);
+    }
+    if (whole < segments) {
+      job.segments = 1;
+      job.count = n - whole * kSegmentValues;
+      job.pos = pos + whole;
+      job.ints = ints + whole * kSegmentValues;
+      kernels.huffman_segments(job);
+    }
+  } else {
+    // All segments together for as many codes as the last one has, then the others' rest. The
+    // kernel puts segment s's codes from ints[128 s] on; they move down to ints[values * s].
+    const std::size_t last = n - (segments - 1) * g.values;  // 1 .. values
+    job.count = last;
     kernels.huffman_segments(job);
-  }
-  if (whole < segments) {
-    job.segments = 1;
-    job.count = n - whole * kSegmentValues;
-    job.pos = pos + whole;
-    job.ints = ints + whole * kSegmentValues;
-    kernels.huffman_segments(job);
+    if (last < g.values) {
+      job.segments = segments - 1;
+      job.count = g.values - last;
+      job.ints = ints + last;
+      kernels.huffman_segments(job);
+    }
+    for (std::size_t s = 1; s < segments; ++s) {
+      std::memmove(ints + g.begin(s), ints + s * kSegmentValues,
+                   (g.end(s, n) - g.begin(s)) * sizeof *ints);
+    }
   }
   // Each segment ends where the next begins, its padding zero.
   for (std::size_t s = 0; s < segments; ++s) {

@@ -227,7 +227,7 @@ void ExpectRoundTrip(const std::vector<T>& v, const std::vector<std::uint8_t>& b
 
 // A compact block's flags byte without kDividedFlag (which any block with such exceptions has).
 inline int StreamFlags(const std::vector<std::uint8_t>& block) {
-  return block[kAlpZstdFlagsOffset] & ~compact::kDividedFlag;
+  return block[kAlpZstdFlagsOffset] & ~(compact::kDividedFlag | compact::kSplitFlag);
 }
 
 // `block` with the byte at `offset` replaced.

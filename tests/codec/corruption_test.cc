@@ -25,10 +25,11 @@ constexpr FloatEncoding kEncodings[] = {
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {
   std::vector<std::vector<std::uint8_t>> blocks;
-  // kResetCounter: ALP with delta and one delta stored apart.
+  // kResetCounter: ALP with delta and one delta stored apart. Short blocks of 77 and 300 values:
+  // Huffman codes split into two and eight segments.
   for (Pattern p : {Pattern::kConstant, Pattern::kWalk2, Pattern::kSmooth, Pattern::kSpecials,
                     Pattern::kRandomBits, Pattern::kResetCounter}) {
-    for (std::size_t n : {std::size_t{1024}, std::size_t{77}}) {
+    for (std::size_t n : {std::size_t{1024}, std::size_t{77}, std::size_t{300}}) {
       const auto v = MakePattern<T>(p, n, 11);
       for (FloatEncoding e : kEncodings) {
         SeriesHint hint;
@@ -70,6 +71,11 @@ void Torture() {
   EXPECT_TRUE(std::any_of(blocks.begin(), blocks.end(), [](const auto& b) {
     return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta) &&
            (b[kAlpWidthOffset] & kAlpDeltaPatchFlag) != 0;
+  }));
+  // And Huffman codes of a short block split into segments.
+  EXPECT_TRUE(std::any_of(blocks.begin(), blocks.end(), [](const auto& b) {
+    return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpHuffman) &&
+           (b[kAlpZstdFlagsOffset] & compact::kSplitFlag) != 0;
   }));
   std::mt19937_64 rng(42);
   for (const auto& block : blocks) {

@@ -64,14 +64,17 @@ std::vector<std::int64_t> StreamInts(int stream, std::size_t n, std::mt19937_64&
 template <typename T>
 void EachStreamRoundTrips() {
   auto ws = std::make_unique<Workspace>();
-  std::mt19937_64 rng(5);
+  // The block lengths added for split blocks draw from their own generator, so that the others
+  // keep their data (stream 2 as floats nears float precision, and some draws give raw blocks).
+  std::mt19937_64 rng(5), split_rng(11);
   const int kFlags[] = {0, kDeltaFlag | kZigZagFlag | kPlaceholderFlag,
                         kDeltaFlag | kPlaceholderFlag,
                         kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag};
   for (int stream = 0; stream < 4; ++stream) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{77}, std::size_t{128},
-                          std::size_t{129}, std::size_t{1000}, std::size_t{1024}}) {
-      const auto v = FromInts<T>(StreamInts(stream, n, rng), 100);
+    // Short blocks split into 1, 2, 4 and 8 segments (their last one shorter or not), full ones.
+    for (std::size_t n : {1, 2, 77, 128, 129, 1000, 1024, 63, 64, 255, 256, 300, 575}) {
+      const bool added = n == 63 || n == 64 || n == 255 || n == 256 || n == 300 || n == 575;
+      const auto v = FromInts<T>(StreamInts(stream, n, added ? split_rng : rng), 100);
       std::vector<std::uint8_t> block;
       const EncodeResult r = EncodeExact<T>(FloatEncoding::kAlpHuffman, v, *ws, block);
       ExpectRoundTrip(v, block, *ws);
@@ -82,6 +85,12 @@ void EachStreamRoundTrips() {
       // The intended stream where the block is long enough to tell them apart.
       if (n >= 128 && (stream != 3 || n == kBlockCapacity)) {
         EXPECT_EQ(StreamFlags(block), kFlags[stream]) << stream << " n " << n;
+      }
+      // Short blocks of 64 codes or more are split.
+      if (n > 2) {
+        EXPECT_EQ((block[kAlpZstdFlagsOffset] & compact::kSplitFlag) != 0,
+                  n >= 64 && n < kBlockCapacity)
+            << stream << " n " << n;
       }
     }
   }
