@@ -13,9 +13,9 @@
 // decoder advances the eight in one loop, so their eight chains of (load, table lookup, advance)
 // overlap; a short block (a dictionary's sorted values) is split into up to eight segments alike.
 // The window's low byte indexes a 256-entry table of control words (bextr's start and length, and
-// the bits to advance) and leads (the leading one with the base folded in), so the loop keeps the
-// eight positions in registers; the zigzagged deltas are unzigzagged and summed afterwards, eight
-// lanes at a time.
+// the bits to advance) and leads (the leading one with the base folded in), so the loop keeps
+// seven of the eight positions in registers (the eighth in a stack slot); the zigzagged deltas are
+// unzigzagged and summed afterwards, eight lanes at a time.
 //
 // Layout (little-endian), after the 3-byte block header:
 //   u8 exponent, u8 factor, u8 flags (alp_compact_internal.h: kDeltaFlag, kZigZagFlag,
