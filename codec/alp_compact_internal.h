@@ -34,8 +34,9 @@ inline constexpr std::uint8_t kSecondOrderFlag = 8;
 // integer divided by 10^(exponent - factor) (a division is correctly rounded, as the parse of the
 // decimal text they came from was), listed after the exceptions (see DividedValue).
 inline constexpr std::uint8_t kDividedFlag = 16;
-// kAlpHuffman: a short block's codes are in up to eight equal segments (SplitSegments in
-// codec/alp_huffman.cc) instead of segments of 128, so that its decode advances several at once.
+// kAlpHuffman, blocks of 64 to 1,023 codes only: the codes are in up to eight equal segments
+// (SegmentsOf in codec/alp_huffman.cc) instead of segments of 128, so that the decode advances
+// several at once.
 inline constexpr std::uint8_t kSplitFlag = 32;
 
 inline std::uint64_t ZigZag(std::int64_t v) {

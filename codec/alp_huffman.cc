@@ -243,7 +243,8 @@ Segments SegmentsOf(std::size_t n, bool split) {
   return g;
 }
 
-// A short block is split when that gives it more than one segment (64 codes or more).
+// A short block is split when that gives it more than one segment (64 codes or more); the decoder
+// refuses the flag on any other block.
 bool SplitBlock(std::size_t n) { return n < kBlockCapacity && n >= 2 * kMinSplitValues; }
 
 // Writes `x` as segments at `q` (room checked by the caller); returns the end.
@@ -442,6 +443,9 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   }
   // Segment lengths, then the segments copied with zero padding for whole-word reads.
   const bool split = (h.flags & kSplitFlag) != 0;
+  if (split && !SplitBlock(n)) {
+    return Corrupt(kName, "split segments in a block of " + N(n) + " codes (64..1023)");
+  }
   const Segments g = SegmentsOf(n, split);
   const std::size_t segments = g.count;
   if (static_cast<std::size_t>(end - p) < 2 * (segments - 1)) {

@@ -70,27 +70,30 @@ void EachStreamRoundTrips() {
   const int kFlags[] = {0, kDeltaFlag | kZigZagFlag | kPlaceholderFlag,
                         kDeltaFlag | kPlaceholderFlag,
                         kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag};
+  // Short blocks split into 1, 2, 4 and 8 segments (their last one shorter or not), full ones.
+  const std::vector<std::size_t> kLengths = {1, 2, 77, 128, 129, 1000, 1024};
+  const std::vector<std::size_t> kSplitLengths = {63, 64, 255, 256, 300, 575};
   for (int stream = 0; stream < 4; ++stream) {
-    // Short blocks split into 1, 2, 4 and 8 segments (their last one shorter or not), full ones.
-    for (std::size_t n : {1, 2, 77, 128, 129, 1000, 1024, 63, 64, 255, 256, 300, 575}) {
-      const bool added = n == 63 || n == 64 || n == 255 || n == 256 || n == 300 || n == 575;
-      const auto v = FromInts<T>(StreamInts(stream, n, added ? split_rng : rng), 100);
-      std::vector<std::uint8_t> block;
-      const EncodeResult r = EncodeExact<T>(FloatEncoding::kAlpHuffman, v, *ws, block);
-      ExpectRoundTrip(v, block, *ws);
-      // One or two values are smaller raw.
-      if (n > 2) {
-        ASSERT_EQ(r.encoding, FloatEncoding::kAlpHuffman) << stream << " n " << n;
-      }
-      // The intended stream where the block is long enough to tell them apart.
-      if (n >= 128 && (stream != 3 || n == kBlockCapacity)) {
-        EXPECT_EQ(StreamFlags(block), kFlags[stream]) << stream << " n " << n;
-      }
-      // Short blocks of 64 codes or more are split.
-      if (n > 2) {
-        EXPECT_EQ((block[kAlpZstdFlagsOffset] & compact::kSplitFlag) != 0,
-                  n >= 64 && n < kBlockCapacity)
-            << stream << " n " << n;
+    for (const bool added : {false, true}) {
+      for (const std::size_t n : added ? kSplitLengths : kLengths) {
+        const auto v = FromInts<T>(StreamInts(stream, n, added ? split_rng : rng), 100);
+        std::vector<std::uint8_t> block;
+        const EncodeResult r = EncodeExact<T>(FloatEncoding::kAlpHuffman, v, *ws, block);
+        ExpectRoundTrip(v, block, *ws);
+        // One or two values are smaller raw.
+        if (n > 2) {
+          ASSERT_EQ(r.encoding, FloatEncoding::kAlpHuffman) << stream << " n " << n;
+        }
+        // The intended stream where the block is long enough to tell them apart.
+        if (n >= 128 && (stream != 3 || n == kBlockCapacity)) {
+          EXPECT_EQ(StreamFlags(block), kFlags[stream]) << stream << " n " << n;
+        }
+        // Short blocks of 64 codes or more are split.
+        if (n > 2) {
+          EXPECT_EQ((block[kAlpZstdFlagsOffset] & compact::kSplitFlag) != 0,
+                    n >= 64 && n < kBlockCapacity)
+              << stream << " n " << n;
+        }
       }
     }
   }
@@ -275,6 +278,10 @@ TEST(AlpHuffman, CorruptBlocksNameTheField) {
   ExpectCorruptNaming(
       WithByte(block, kAlpZstdFlagsOffset, kDeltaFlag | kPlaceholderFlag | kSecondOrderFlag), n,
       *ws, "second differences");
+  // The split flag on a full block, whose segments are 128 codes each.
+  ExpectCorruptNaming(WithByte(block, kAlpZstdFlagsOffset,
+                               static_cast<std::uint8_t>(block[kAlpZstdFlagsOffset] | kSplitFlag)),
+                      n, *ws, "split segments in a block of 1024 codes");
   // A header cut before the table.
   ExpectCorruptNaming(std::vector<std::uint8_t>(block.begin(), block.begin() + k_at), n, *ws,
                       "alp_huffman");
