@@ -3,10 +3,10 @@
 // Real series repeat values that are not neighbours: a taxi zone's coordinates, a handful of
 // prices, a sensor's quantized readings. XOR encodings pay for every change back to a value seen
 // before, and ALP's frame of reference pays the full width for it. Here each distinct value is
-// stored once, sorted so that its deltas are small, as a nested block of any other encoding (in
-// practice ALP with delta coding, or ALP through zstd), and the block becomes indexes of
-// ⌈log2 D⌉ bits: one per value, or one per run of equal values behind a bitmap of where runs
-// start, whichever is smaller.
+// stored once, sorted so that its deltas are small, as a nested block of any other encoding (the
+// compact choice writes ALP, radix digits or Rice codes, which decode fast), and the block becomes
+// indexes of ⌈log2 D⌉ bits: one per value, or one per run of equal values behind a bitmap of where
+// runs start, whichever is smaller.
 //
 // Layout (little-endian), after the 3-byte block header:
 //   u16 D (1..count), u8 flags (bit 0: run bitmap), u16 dictionary block bytes B,

@@ -3,6 +3,7 @@
 // every header field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -128,6 +129,42 @@ TEST(Dictionary, CompactChoosesItOnlyWhenSmaller) {
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = 0.1 * static_cast<double>(i) + 1e-9;
   SeriesHint fresh;
   EXPECT_NE(EncodeDoublesCompact(v, fresh, *ws, buf).encoding, FloatEncoding::kDictionary);
+}
+
+// The dictionary's own block is decoded with every dictionary block, so it is written with the
+// encodings that decode fast: a table or a zstd frame per block would cost more than the bytes it
+// saves there. Temperatures at 0.1 degree with a -99 sentinel: 150 distinct values whose sorted
+// gaps are mostly one step, which Huffman codes write in half the bytes of Rice codes.
+TEST(Dictionary, OwnBlockIsWrittenWithFastDecodingEncodings) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(11);
+  std::vector<double> places{-99.0};
+  std::int64_t tenths = 200;
+  while (places.size() < 150) {
+    tenths += rng() % 8 == 0 ? 2 + static_cast<std::int64_t>(rng() % 40) : 1;
+    places.push_back(static_cast<double>(tenths) / 10);
+  }
+  std::vector<double> v(1024);
+  for (double& x : v) x = places[rng() % places.size()];
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(1024, 8));
+  SeriesHint hint;
+  const EncodeResult r = EncodeDoublesCompact(v, hint, *ws, buf);
+  ASSERT_EQ(r.encoding, FloatEncoding::kDictionary);
+  const std::size_t own_bytes = LoadLe<std::uint16_t>(buf.data() + kDictionaryBlockBytesOffset);
+  const auto own = static_cast<FloatEncoding>(buf[kDictionaryHeaderBytes]);
+  EXPECT_NE(own, FloatEncoding::kAlpHuffman);
+  EXPECT_NE(own, FloatEncoding::kAlpZstd);
+  std::vector<double> back(1024);
+  ASSERT_TRUE(DecodeDoubles({buf.data(), r.bytes}, back, *ws).ok());
+  EXPECT_TRUE(BitEqual(v, back));
+  // Huffman codes would have been smaller by more than the margin a slower encoding must save.
+  std::vector<double> sorted = places;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::uint8_t> huffman(MaxEncodedFloatBytes(sorted.size(), 8));
+  SeriesHint fresh;
+  const EncodeResult h = EncodeDoublesAs(FloatEncoding::kAlpHuffman, sorted, fresh, *ws, huffman);
+  ASSERT_EQ(h.encoding, FloatEncoding::kAlpHuffman);
+  EXPECT_LT(h.bytes + own_bytes / 32, own_bytes) << FloatEncodingName(own);
 }
 
 TEST(Dictionary, CorruptBlocksNameTheField) {
