@@ -855,13 +855,12 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
     best = {bytes, encoding};
   };
   consider(FloatEncoding::kAlpRadix, false);
-  if (with_entropy) {
-    consider(FloatEncoding::kAlpRice, false);
-    if (candidates == CompactCandidates::kFastDecoding) return best;
-    consider(FloatEncoding::kAlpHuffman, true);
-    consider(FloatEncoding::kAlpZstd, true,
-             std::max(kZstdMinSavedBytes, best.bytes / kZstdMarginShare));
-  }
+  if (!with_entropy) return best;
+  consider(FloatEncoding::kAlpRice, false);
+  if (candidates == CompactCandidates::kFastDecoding) return best;
+  consider(FloatEncoding::kAlpHuffman, true);
+  consider(FloatEncoding::kAlpZstd, true,
+           std::max(kZstdMinSavedBytes, best.bytes / kZstdMarginShare));
   return best;
 }
 
@@ -880,7 +879,7 @@ constexpr std::size_t kDictionaryBlockRoom = kEncodedSlackBytes + kBlockCapacity
 // leave room for it. Huffman codes and zstd are left out of the dictionary's own block: their
 // fixed cost (a code table, a frame) is paid whatever the block's length, and this block holds a
 // tenth to a half of the values, so they made dictionary blocks decode at 1.3-1.6x Gorilla's
-// speed instead of 1.75-2.6x for 0.7-0.8% of the bytes on the row groups (docs/codec-format.md).
+// speed instead of 1.75-2.7x for 0.7-0.8% of the bytes on the row groups (docs/codec-format.md).
 template <typename T>
 std::size_t EncodeWithDictionary(std::span<const T> values, Workspace& ws,
                                  std::span<std::uint8_t> out) {

@@ -596,11 +596,10 @@ void CopyWords(const std::uint64_t* words, std::size_t size, std::uint8_t* out,
 
 // Packs count (<= 32) fields of `width` bits, each below 2^width, into `out` (ceil(count * width
 // / 8) bytes, and up to 7 more before `end`); `fields` has kFieldSlack entries past them, which
-// it overwrites. Narrow fields are
-// first joined into words of as many whole fields as fit (those joins are independent of each
-// other); the words then go through a register accumulator that is stored whole on every word and
-// advances by whole words, so the serial part is one step per joined word, with no data-dependent
-// branch and no read-modify-write of memory.
+// it overwrites. Narrow fields are first joined into words of as many whole fields as fit (those
+// joins are independent of each other); the words then go through a register accumulator that is
+// stored whole on every word and advances by whole words, so the serial part is one step per
+// joined word, with no data-dependent branch and no read-modify-write of memory.
 void PackFields(std::uint64_t* __restrict fields, std::size_t count, unsigned width,
                 std::uint8_t* __restrict out, const std::uint8_t* end) {
   std::uint64_t words[kXorGroupValues + 1];
