@@ -1,5 +1,5 @@
-// The compact ALP encodings, written when the storage layer rewrites sealed chunks in the background
-// (EncodeDoublesCompact), never on the ingest path.
+// The compact ALP encodings, written when the storage layer rewrites sealed chunks in the
+// background (EncodeDoublesCompact), never on the ingest path.
 //
 // ALP's bit packing gives every value of a block the width of the widest one. Two encodings here
 // spend fewer bits on the same integers (exceptions as in ALP: each exception's slot repeats the
@@ -31,25 +31,28 @@
 //   whichever is shortest of: offsets from the minimum, zigzagged deltas, deltas minus the
 //   smallest delta, and (full blocks) zigzagged second differences, the change of the delta,
 //   which smooth series (a slowly turning reading: Earth orientation angles, a filtered sensor)
-//   make far smaller than the deltas. The low bits and the quotients are two streams: the low bits unpack with
-//   the FFOR kernels, the quotients' set bits are gathered by a kernel (sixteen bits per
-//   compress with AVX-512), and one more kernel joins both and sums the deltas, with no
+//   make far smaller than the deltas. The low bits and the quotients are two streams: the low bits
+//   unpack with the FFOR kernels, the quotients' set bits are gathered by a kernel (sixteen bits
+//   per compress with AVX-512), and one more kernel joins both and sums the deltas, with no
 //   dependency between a code's position and the load of the next.
 //   Layout (little-endian), after the 3-byte block header:
 //     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas, bit 2: a
 //     placeholder code 0 before the deltas of a full block, so that its 1024 codes take FFOR's
-//     interleaved layout; bit 3: second differences, with bits 0-2), u16 exception count E,
+//     interleaved layout; bit 3: second differences, with bits 0-2; bit 4: divided exceptions;
+//     bit 6: escapes), u16 exception count E,
 //     varints: zigzag(first integer) (delta only), zigzag(first delta) (second differences
 //     only), zigzag(base) (not with zigzag),
-//     u8 k (<= kMaxRiceK), the codes' low bits packed (PackedBytes(codes, k), bit_packing.h),
-//     (second differences: codes 0 and 1 are placeholders 0, code i >= 2 is
-//     zigzag(delta i - delta i-1)),
-//     the quotients as a little-endian bit stream (bit 0 of byte 0 first; each a run of 0 bits
-//     ended by a 1; zero bits to the byte), E x u16 exception positions (ascending),
-//     E x sizeof(T) exception values.
+//     u8 k (<= kMaxRiceK), with flags bit 6 (kEscapeFlag) the escapes: u8 Q (1..64), varint count,
+//     count x (varint gap from the code after the previous escape, varint quotient - Q) for the
+//     codes whose quotient is Q or more, whose unary part is exactly Q zero bits, the codes' low
+//     bits packed (PackedBytes(codes, k), bit_packing.h), (second differences: codes 0 and 1 are
+//     placeholders 0, code i >= 2 is zigzag(delta i - delta i-1)), the quotients as a little-endian
+//     bit stream (bit 0 of byte 0 first; each a run of 0 bits ended by a 1; zero bits to the byte),
+//     E x u16 exception positions (ascending), E x sizeof(T) exception values.
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -80,6 +83,16 @@ namespace compact {
 
 // The largest Rice parameter (ALP integers and their deltas need fewer bits).
 constexpr unsigned kMaxRiceK = 56;
+// The largest escape quotient a decoder takes (kEscapeFlag), and the ones the encoder tries.
+constexpr unsigned kMaxEscapeQuotient = 64;
+constexpr unsigned kEscapeQuotients[] = {1, 2, 4, 8, 16, 32};
+// Escapes are tried on a stream only when its largest code's unary part, at the parameter chosen
+// without them, is this long: an escape costs at least two varint bytes, and below that the
+// parameter chosen without escapes is within a few bits a block of the best with them.
+constexpr std::uint64_t kEscapeMinQuotient = 16;
+// How far below the parameter chosen without escapes the search with them goes: the jumps pull
+// that parameter up (a mean over a few values 2^10 larger), by up to log2 of their share.
+constexpr unsigned kEscapeKSpan = 8;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
 // on the real data sets at several times the cost.
 constexpr int kZstdLevel = 3;
@@ -608,24 +621,19 @@ std::size_t RiceBits(const std::uint64_t* x, std::size_t count, unsigned k, std:
 }
 
 struct RiceChoice {
-  std::size_t bits = SIZE_MAX;
+  std::size_t bits = SIZE_MAX;  // the codes', and with escapes the list's bytes times 8
   unsigned k = 0;
+  unsigned escape = 0;  // the escape quotient Q, 0 for none
 };
 
-// The parameter that codes `x` in the fewest bits, no more than `limit`: near log2 of the mean,
-// where a geometric law's optimum lies, then the neighbours while they improve. A parameter whose
-// code passes the limit counts as no better, so the walk goes on past it (a small k's unary part
-// may pass a tight limit that the best k stays under).
-RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t limit) {
+// The parameter that codes `x` in the fewest bits, no more than `limit`: from `start` (where the
+// codes' widths put the optimum), then the neighbours while they improve. A parameter whose code
+// passes the limit counts as no better, so the walk goes on past it (a small k's unary part may
+// pass a tight limit that the best k stays under).
+RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t limit,
+                      unsigned start) {
   RiceChoice best;
   if (count == 0) return {0, 0};
-  double sum = 0;  // a starting point only: rounding does not matter, overflow would
-  for (std::size_t i = 0; i < count; ++i) sum += static_cast<double>(x[i]);
-  const double mean_value = sum / static_cast<double>(count);
-  const auto mean =
-      mean_value >= 0x1p63 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(mean_value);
-  const unsigned start = std::min<unsigned>(
-      kMaxRiceK, mean == 0 ? 0u : static_cast<unsigned>(std::bit_width(mean)) - 1);
   // Keeps k when it is better; true when the walk in this direction is over.
   const auto better = [&](unsigned k) {
     const std::size_t bits = RiceBits(x, count, k, limit);
@@ -642,6 +650,129 @@ RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t lim
     if (better(k)) break;
   }
   return best;
+}
+
+// The escape list's bytes for codes x[0 .. count) (code i + skip of the block) with parameter k
+// and escape quotient q: q, the count, then a gap and the quotient's rest for each escaped code.
+std::size_t EscapeListBytes(const std::uint64_t* x, std::size_t count, std::size_t skip, unsigned k,
+                            unsigned q) {
+  std::size_t bytes = 0, escapes = 0, next = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t quotient = x[i] >> k;
+    if (quotient < q) continue;
+    bytes += VarintBytes(i + skip - next) + VarintBytes(quotient - q);
+    next = i + skip + 1;
+    ++escapes;
+  }
+  return escapes == 0 ? 0 : 1 + VarintBytes(escapes) + bytes;
+}
+
+// The bits of `x` as Rice codes with parameter k whose quotients of q or more are escaped: their
+// unary parts, a 1 and k low bits each, and the escape list's bytes (EscapeListBytes) times 8.
+std::size_t EscapedRiceBits(const std::uint64_t* x, std::size_t count, std::size_t skip, unsigned k,
+                            unsigned q) {
+  std::size_t bits = count * (k + 1), list = 0, escapes = 0, next = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t quotient = x[i] >> k;
+    if (quotient < q) {
+      bits += static_cast<std::size_t>(quotient);
+      continue;
+    }
+    bits += q;
+    list += VarintBytes(i + skip - next) + VarintBytes(quotient - q);
+    next = i + skip + 1;
+    ++escapes;
+  }
+  return escapes == 0 ? SIZE_MAX : bits + 8 * (1 + VarintBytes(escapes) + list);
+}
+
+// The parameter that codes `x` (code i + skip of the block) in the fewest bits, at most `limit`,
+// without escapes or, when a few codes' unary parts dominate, with them. The escape parameter and
+// quotient are estimated from the codes' counts by bit width: a code of width w > k has a
+// quotient of w - k bits (on average (3 * 2^(w - k) - 2) / 4, exact for w = k + 1), so each
+// quotient of kEscapeQuotients, a power of two, escapes whole widths. Parameters from
+// kEscapeKSpan below the one without escapes up to it are estimated; the best pair is then
+// measured exactly against the codes without escapes.
+RiceChoice ChooseRiceCodes(const std::uint64_t* x, std::size_t count, std::size_t skip,
+                           std::size_t limit) {
+  if (count == 0) return {0, 0};
+  // Four tables, so that consecutive codes of one width do not wait on each other's increment.
+  std::uint32_t counted[4][65] = {};
+  for (std::size_t i = 0; i < count; ++i) ++counted[i % 4][std::bit_width(x[i])];
+  double widths[65];
+  unsigned widest = 0;
+  for (unsigned w = 0; w <= 64; ++w) {
+    widths[w] = counted[0][w] + counted[1][w] + counted[2][w] + counted[3][w];
+    if (widths[w] != 0) widest = w;
+  }
+  // The mean quotient of a width d bits above k.
+  static constexpr auto kMeanQuotient = [] {
+    std::array<double, 65> mean{};
+    double power = 1;  // 2^d
+    for (std::size_t d = 0; d < mean.size(); ++d, power *= 2) mean[d] = (3 * power - 2) / 4;
+    return mean;
+  }();
+  // The quotients of widths from `from` up, about.
+  const auto quotients = [&](unsigned k, unsigned from) {
+    double bits = 0;
+    for (unsigned w = std::max(from, k + 1); w <= widest; ++w) {
+      bits += widths[w] * kMeanQuotient[w - k];
+    }
+    return bits;
+  };
+  // Without escapes, about k + 1 bits a code and the quotients. The optimum of a geometric law
+  // lies near log2 of the mean; the exact search starts from the best estimate around it, which
+  // also stands for it where no parameter fits the limit.
+  double sum = 0;
+  for (unsigned w = 1; w <= widest; ++w)
+    sum += widths[w] * 0.75 * std::ldexp(1.0, static_cast<int>(w));
+  const auto mean = static_cast<std::uint64_t>(std::min(sum / static_cast<double>(count), 0x1p63));
+  const unsigned near = std::min<unsigned>(
+      kMaxRiceK, mean == 0 ? 0u : static_cast<unsigned>(std::bit_width(mean)) - 1);
+  unsigned top = near;
+  double fewest = HUGE_VAL;
+  for (unsigned k = near > 3 ? near - 3 : 0; k <= std::min(near + 3, kMaxRiceK); ++k) {
+    const double bits = static_cast<double>(count * (k + 1)) + quotients(k, 0);
+    if (bits < fewest) {
+      fewest = bits;
+      top = k;
+    }
+  }
+  const RiceChoice plain = ChooseRice(x, count, limit, top);
+  if (plain.bits != SIZE_MAX) top = plain.k;
+  if (widest < top + std::bit_width(kEscapeMinQuotient)) return plain;
+  double best_estimate = HUGE_VAL;
+  unsigned best_k = 0, best_q = 0;
+  const unsigned lowest = top > kEscapeKSpan ? top - kEscapeKSpan : 0;
+  for (unsigned k = lowest; k <= top; ++k) {
+    const double all = quotients(k, 0);
+    for (const unsigned q : kEscapeQuotients) {
+      // Widths from `first` up are escaped: their quotients are at least 2^(w - 1 - k) >= q.
+      const unsigned first = k + 1 + static_cast<unsigned>(std::countr_zero(q));
+      if (first > widest) break;
+      double bits = static_cast<double>(count * (k + 1)) + all - quotients(k, first);
+      double escapes = 0, rest_bytes = 0;
+      for (unsigned w = first; w <= widest; ++w) {
+        if (widths[w] == 0) continue;
+        escapes += widths[w];
+        bits += widths[w] * q;
+        const double rest = kMeanQuotient[w - k] - q;
+        rest_bytes +=
+            widths[w] * static_cast<double>(VarintBytes(static_cast<std::uint64_t>(rest)));
+      }
+      if (escapes == 0) continue;
+      const auto gap = static_cast<std::uint64_t>(static_cast<double>(count) / escapes);
+      bits += 8 * (2 + rest_bytes + escapes * static_cast<double>(VarintBytes(gap)));
+      if (bits < best_estimate) {
+        best_estimate = bits;
+        best_k = k;
+        best_q = q;
+      }
+    }
+  }
+  if (best_q == 0) return plain;
+  const std::size_t bits = EscapedRiceBits(x, count, skip, best_k, best_q);
+  return bits < plain.bits && bits <= limit ? RiceChoice{bits, best_k, best_q} : plain;
 }
 
 }  // namespace
@@ -665,14 +796,17 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   // from change 2).
   std::uint64_t changes[kBlockCapacity];
   const CompactStreams s = BuildCompactStreams(ws, n, stats.lo, changes);
-  const RiceChoice plain = ChooseRice(s.offsets, n, room_bits);
+  // Each stream's codes start at code `skip` of the block when it has placeholders (a full
+  // block of deltas: one; of second differences: two), which the escape list's positions count.
+  const std::size_t delta_skip = n == Workspace::kLanes ? 1 : 0;
+  const RiceChoice plain = ChooseRiceCodes(s.offsets, n, 0, room_bits);
   RiceChoice zigzag, above, second;
   if (s.deltas != nullptr) {
-    zigzag = ChooseRice(s.deltas + 1, n - 1, room_bits);
-    above = ChooseRice(s.above + 1, n - 1, room_bits);
+    zigzag = ChooseRiceCodes(s.deltas + 1, n - 1, delta_skip, room_bits);
+    above = ChooseRiceCodes(s.above + 1, n - 1, delta_skip, room_bits);
   }
   if (s.changes != nullptr) {
-    second = ChooseRice(s.changes + 2, n - 2, room_bits);
+    second = ChooseRiceCodes(s.changes + 2, n - 2, 2, room_bits);
     // Code 1, a placeholder 0, costs one more code than the others count.
     if (second.bits != SIZE_MAX) second.bits += second.k + 1;
   }
@@ -689,19 +823,30 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
                            : best == &second ? s.changes + 2
                                              : s.above + 1;
   const unsigned k = best->k;
+  const unsigned escape = best->escape;
   // A full block of deltas gets a placeholder code 0 in front (k + 1 bits): 1024 codes, whose
   // low bits take FFOR's interleaved layout and unpack with its kernel. Second differences have
   // a second placeholder for the first delta, which is in the header.
   const bool placeholder = delta && n == Workspace::kLanes;
   const std::size_t count = delta && !placeholder ? n - 1 : n;
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
-  const std::size_t coded = delta ? n - 1 : n;  // the codes best->bits counts
-  const std::size_t unary_bytes = (best->bits - coded * k + (placeholder ? 1 : 0) + 7) / 8;
+  // The codes from x (with the placeholders: x[i - skip] is code i, codes below skip are 0).
+  const std::size_t skip = second_order ? 2 : placeholder ? 1 : 0;
+  const auto code = [&](std::size_t i) { return i < skip ? 0 : x[i - skip]; };
+  // An escaped code's unary part is exactly `escape` zero bits.
+  const std::uint64_t unary_cap = escape == 0 ? ~std::uint64_t{0} : escape;
+  std::size_t unary_bits = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    unary_bits += static_cast<std::size_t>(std::min(code(i) >> k, unary_cap)) + 1;
+  }
+  const std::size_t unary_bytes = (unary_bits + 7) / 8;
   if (unary_bytes > sizeof ws.packed - 8) return 0;
+  const std::size_t escape_bytes =
+      escape == 0 ? 0 : EscapeListBytes(x, count - skip, skip, k, escape);
   // The first integer and the base, as the decoder adds them back; the block's exact size is
   // checked before anything is written.
   const StreamVarints varints = VarintsOf(s, delta, zigzagged, second_order);
-  const std::size_t header = kAlpRiceHeaderBytes + varints.Bytes() + 1;
+  const std::size_t header = kAlpRiceHeaderBytes + varints.Bytes() + 1 + escape_bytes;
   if (header + low_bytes + unary_bytes + tail > out.size()) return 0;
   std::uint8_t* p = out.data();
   std::uint8_t* q =
@@ -709,11 +854,23 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   if (zigzagged) p[kAlpZstdFlagsOffset] |= kZigZagFlag;
   if (placeholder) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
+  if (escape != 0) p[kAlpZstdFlagsOffset] |= kEscapeFlag;
   q = varints.Write(q);
   *q++ = static_cast<std::uint8_t>(k);
-  // The codes from x (with the placeholders: x[i - skip] is code i, codes below skip are 0).
-  const std::size_t skip = second_order ? 2 : placeholder ? 1 : 0;
-  const auto code = [&](std::size_t i) { return i < skip ? 0 : x[i - skip]; };
+  if (escape != 0) {
+    std::size_t escapes = 0;
+    for (std::size_t i = skip; i < count; ++i) escapes += (code(i) >> k) >= escape ? 1 : 0;
+    *q++ = static_cast<std::uint8_t>(escape);
+    q = PutVarint(escapes, q);
+    std::size_t next = 0;
+    for (std::size_t i = skip; i < count; ++i) {
+      const std::uint64_t quotient = code(i) >> k;
+      if (quotient < escape) continue;
+      q = PutVarint(i - next, q);
+      q = PutVarint(quotient - escape, q);
+      next = i + 1;
+    }
+  }
   if (count > 0) {
     std::uint64_t lows[kBlockCapacity];
     const std::uint64_t low_mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
@@ -724,7 +881,7 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   std::memset(q, 0, unary_bytes);
   std::size_t pos = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    pos += static_cast<std::size_t>(code(i) >> k);  // the 0 bits
+    pos += static_cast<std::size_t>(std::min(code(i) >> k, unary_cap));  // the 0 bits
     q[pos / 8] = static_cast<std::uint8_t>(q[pos / 8] | (1u << (pos % 8)));
     ++pos;
   }
@@ -734,6 +891,76 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   return static_cast<std::size_t>(q - p) + tail;
 }
 
+namespace {
+
+// A kAlpRice block's escape list (kEscapeFlag), checked by ReadRiceEscapes.
+struct RiceEscapes {
+  unsigned quotient = 0;  // Q; 0 without the flag
+  std::size_t count = 0;
+  const std::uint8_t* list = nullptr;  // count pairs of varints: the gap, the quotient's rest
+  const std::uint8_t* end = nullptr;
+};
+
+// The list after k: u8 Q (1 .. kMaxEscapeQuotient), varint E (1 .. codes), then E pairs of
+// varints: the gap from the code after the previous escape (from code 0 for the first), and the
+// code's quotient minus Q. Positions stay below `codes`, and each quotient keeps its code within
+// 64 bits.
+Status ReadRiceEscapes(const std::uint8_t** p, const std::uint8_t* end, std::size_t codes,
+                       unsigned k, RiceEscapes* e) {
+  constexpr const char* kName = "alp_rice";
+  if (*p == end) return Corrupt(kName, "no escape quotient");
+  e->quotient = *(*p)++;
+  if (e->quotient == 0 || e->quotient > kMaxEscapeQuotient) {
+    return Corrupt(kName,
+                   "escape quotient " + N(e->quotient) + " (1.." + N(kMaxEscapeQuotient) + ")");
+  }
+  std::uint64_t escapes = 0;
+  if (!GetVarint(p, end, &escapes) || escapes == 0 || escapes > codes) {
+    return Corrupt(kName, "escape count missing or not in 1.." + N(codes));
+  }
+  e->count = static_cast<std::size_t>(escapes);
+  e->list = *p;
+  const std::uint64_t largest = (~std::uint64_t{0} >> k) - e->quotient;  // k <= kMaxRiceK
+  std::uint64_t next = 0;
+  for (std::size_t i = 0; i < e->count; ++i) {
+    std::uint64_t gap = 0, rest = 0;
+    if (!GetVarint(p, end, &gap) || !GetVarint(p, end, &rest)) {
+      return Corrupt(kName, "escape " + N(i) + " truncated or too long");
+    }
+    if (gap >= codes - next) {
+      return Corrupt(kName, "escape " + N(i) + " past code " + N(codes - 1));
+    }
+    if (rest > largest) return Corrupt(kName, "escape " + N(i) + " past 64 bits");
+    next += gap + 1;
+  }
+  e->end = *p;
+  return Status::OK();
+}
+
+// Each escaped code's unary part must be Q; the rest of its quotient goes above its low bits in
+// x (rice_join adds the quotient shifted by k to them).
+Status ApplyRiceEscapes(const RiceEscapes& e, const std::uint32_t* ends, unsigned k,
+                        std::uint64_t* x) {
+  const std::uint8_t* p = e.list;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < e.count; ++i) {
+    std::uint64_t gap = 0, rest = 0;
+    GetVarint(&p, e.end, &gap);  // checked by ReadRiceEscapes
+    GetVarint(&p, e.end, &rest);
+    const std::size_t at = next + static_cast<std::size_t>(gap);
+    next = at + 1;
+    const std::uint64_t unary = at == 0 ? ends[0] : std::uint64_t{ends[at]} - ends[at - 1] - 1;
+    if (unary != e.quotient) {
+      return Corrupt("alp_rice", "escaped code " + N(at) + " has quotient " + N(unary) + ", not " +
+                                     N(e.quotient));
+    }
+    x[at] += rest << k;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 template <typename T>
 Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept {
   constexpr const char* kName = "alp_rice";
@@ -742,9 +969,9 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
     return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpRiceHeaderBytes));
   }
   CompactHeader h;
-  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h,
-                                              kDeltaFlag | kZigZagFlag | kPlaceholderFlag |
-                                                  kSecondOrderFlag | kDividedFlag));
+  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(
+      src, n, kName, &h,
+      kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kDividedFlag | kEscapeFlag));
   const bool zigzagged = (h.flags & kZigZagFlag) != 0;
   if (zigzagged && !h.delta) return Corrupt(kName, "zigzag flag without delta flag");
   const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
@@ -765,6 +992,10 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   if (k > kMaxRiceK) return Corrupt(kName, "Rice parameter " + N(k) + " > " + N(kMaxRiceK));
   const std::size_t tail = h.tail;
   const std::size_t count = h.delta && !placeholder ? n - 1 : n;
+  RiceEscapes escapes;
+  if ((h.flags & kEscapeFlag) != 0) {
+    INGOT_RETURN_IF_ERROR(ReadRiceEscapes(&p, end, count, k, &escapes));
+  }
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
   if (static_cast<std::size_t>(end - p) < low_bytes + tail) {
     return Corrupt(kName, N(static_cast<std::size_t>(end - p)) + " bytes after the header < " +
@@ -805,6 +1036,7 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   std::uint64_t quotient_bits = 0;
   if (count > 0) {
     UnpackInts(p, count, 0, k, ws.packed, x);  // scratch: the quotients' copy, already read
+    INGOT_RETURN_IF_ERROR(ApplyRiceEscapes(escapes, ends, k, x));
     const unsigned sums = second_order ? 2 : placeholder ? 1 : 0;
     quotient_bits = simd::ActiveKernels().rice_join(
         ends, count, k, static_cast<std::uint64_t>(UnZigZag(base)), zigzagged, sums,

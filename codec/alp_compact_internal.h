@@ -38,6 +38,10 @@ inline constexpr std::uint8_t kDividedFlag = 16;
 // (SegmentsOf in codec/alp_huffman.cc) instead of segments of 128, so that the decode advances
 // several at once.
 inline constexpr std::uint8_t kSplitFlag = 32;
+// kAlpRice only: codes whose quotient is Q or more are escaped. Their unary part is exactly Q, and
+// the rest of the quotient is listed after k (see codec/alp_compact.cc), so that a few jumps in
+// an otherwise narrow stream do not cost a run of zero bits each.
+inline constexpr std::uint8_t kEscapeFlag = 64;
 
 inline std::uint64_t ZigZag(std::int64_t v) {
   return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);

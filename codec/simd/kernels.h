@@ -187,7 +187,8 @@ struct Kernels {
   std::size_t (*set_bit_positions)(const std::uint64_t* words, std::size_t word_count,
                                    std::size_t limit, std::uint32_t* positions);
 
-  // Rice codes into integers: code j is (quotient j << k) | ints[j] (its low bits, unpacked),
+  // Rice codes into integers: code j is (quotient j << k) + ints[j] (its low bits, unpacked, to
+  // which an escaped code's caller has added the rest of its quotient, shifted by k),
   // quotient j the number of 0 bits between the set bits that end codes j - 1 and j (`ends`,
   // ascending). ints[j] becomes the code plus `add` (zigzag false) or the code unzigzagged
   // (zigzag true); with sums >= 1, ints[0] = first and ints[j] the running sum from it of the

@@ -72,6 +72,11 @@ void Torture() {
     return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpDelta) &&
            (b[kAlpWidthOffset] & kAlpDeltaPatchFlag) != 0;
   }));
+  // And Rice codes with escapes (kResetCounter's reset among small deltas).
+  EXPECT_TRUE(std::any_of(blocks.begin(), blocks.end(), [](const auto& b) {
+    return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpRice) &&
+           (b[kAlpZstdFlagsOffset] & compact::kEscapeFlag) != 0;
+  }));
   // And Huffman codes of a short block split into segments.
   EXPECT_TRUE(std::any_of(blocks.begin(), blocks.end(), [](const auto& b) {
     return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpHuffman) &&

@@ -445,7 +445,7 @@ std::vector<const Kernels*> AllLevels() {
 // The Rice decoder's kernels against a direct computation at every level: set-bit positions of
 // sparse, half and dense words (with the stop after the word that passes the limit), and codes
 // joined from their quotients with each base/zigzag mode and no, one or two running sums, around
-// the vector edges.
+// the vector edges, with some codes' low bits carrying an escaped quotient's rest.
 TEST(KernelsTest, RiceKernelsAgree) {
   std::mt19937_64 rng(9);
   for (const Kernels* k : AllLevels()) {
@@ -481,6 +481,8 @@ TEST(KernelsTest, RiceKernelsAgree) {
           ends[j] = at + static_cast<std::uint32_t>(rng() % (j % 7 == 0 ? 40 : 3));
           at = ends[j] + 1;
           lows[j] = width == 0 ? 0 : rng() >> (64 - width);
+          // An escaped code: the rest of its quotient above its low bits, which the kernel adds.
+          if (j % 5 == 3) lows[j] += (rng() % 1000) << width;
         }
         const std::uint64_t add = rng(), first = rng(), first2 = rng();
         for (bool zigzag : {false, true}) {
@@ -490,7 +492,7 @@ TEST(KernelsTest, RiceKernelsAgree) {
             for (std::size_t j = 0; j < count; ++j) {
               const std::uint64_t quotient = ends[j] - (j == 0 ? 0 : ends[j - 1] + 1);
               all |= quotient;
-              const std::uint64_t code = (quotient << width) | lows[j];
+              const std::uint64_t code = (quotient << width) + lows[j];
               const std::uint64_t v =
                   zigzag ? (code >> 1) ^ (0 - (code & 1)) : code + add;
               if (j > 0) sum1 += v;

@@ -156,7 +156,9 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
   v[1023] = -0.0;
   ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block).encoding,
             FloatEncoding::kAlpRice);
-  EXPECT_EQ(StreamFlags(block), kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag);
+  // Those jumps are escaped rather than written as long unary runs.
+  EXPECT_EQ(StreamFlags(block),
+            kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kEscapeFlag);
   ExpectRoundTrip(v, block, *ws);
   std::vector<double> back(v.size());
   for (std::size_t len = 0; len < block.size(); ++len) {
@@ -287,6 +289,128 @@ TEST(AlpRice, CorruptBlocksNameTheField) {
   std::vector<std::uint8_t> zeros = good;
   std::fill(zeros.begin() + static_cast<long>(k_offset) + 1, zeros.end(), 0);
   expect_corrupt(zeros, "runs past the stream");
+}
+
+// A smooth reading with two steps (UT1-UTC's leap seconds: thousandths turning slowly, then a
+// jump of a whole second). Its second differences are a few thousandths but for the steps' two
+// each, about 2^10 times larger: as plain Rice codes each of those four costs a unary run of
+// thousands of bits at the parameter that suits the rest, so the block escapes them instead.
+std::vector<double> SteppedSmooth() {
+  std::vector<double> v(1024);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const double x = 0.3 * std::sin(static_cast<double>(i) / 40.0) + (i >= 300 ? 1.0 : 0.0) +
+                     (i >= 700 ? 1.0 : 0.0);
+    v[i] = std::round(x * 1e4) / 1e4;
+  }
+  return v;
+}
+
+// The fewest bits of the zigzagged second differences of v's 4-decimal integers as plain Rice
+// codes: what the block would take without escapes (header and placeholders left out).
+std::size_t PlainSecondDifferenceBits(const std::vector<double>& v) {
+  std::size_t fewest = SIZE_MAX;
+  for (unsigned k = 0; k < 40; ++k) {
+    std::size_t bits = 0;
+    for (std::size_t i = 2; i < v.size(); ++i) {
+      const std::int64_t a = std::llround(v[i] * 1e4), b = std::llround(v[i - 1] * 1e4),
+                         c = std::llround(v[i - 2] * 1e4);
+      const std::int64_t d = (a - b) - (b - c);
+      bits += (static_cast<std::uint64_t>(d < 0 ? -2 * d - 1 : 2 * d) >> k) + 1 + k;
+    }
+    fewest = std::min(fewest, bits);
+  }
+  return fewest;
+}
+
+TEST(AlpRice, JumpsAreEscapedNotWrittenInUnary) {
+  auto ws = std::make_unique<Workspace>();
+  const std::vector<double> v = SteppedSmooth();
+  std::vector<std::uint8_t> block;
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block).encoding,
+            FloatEncoding::kAlpRice);
+  EXPECT_EQ(StreamFlags(block),
+            kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kEscapeFlag);
+  const std::size_t plain_bits = PlainSecondDifferenceBits(v);
+  EXPECT_LT(block.size() * 8 * 2, plain_bits) << block.size() << " bytes, plain " << plain_bits;
+  ExpectRoundTrip(v, block, *ws);
+  // The compact choice takes these Rice codes, which decode about twice as fast as Huffman codes
+  // of the same size would.
+  SeriesHint hint;
+  std::vector<std::uint8_t> buf(MaxEncodedFloatBytes(v.size(), 8));
+  const EncodeResult compact = EncodeDoublesCompact(v, hint, *ws, buf);
+  EXPECT_EQ(compact.encoding, FloatEncoding::kAlpRice);
+  buf.resize(compact.bytes);
+  ExpectRoundTrip(v, buf, *ws);
+  // Floats take the same codes.
+  std::vector<float> f(v.begin(), v.end());
+  std::vector<std::uint8_t> float_block;
+  ASSERT_EQ(EncodeExact<float>(FloatEncoding::kAlpRice, f, *ws, float_block).encoding,
+            FloatEncoding::kAlpRice);
+  EXPECT_NE(StreamFlags(float_block) & kEscapeFlag, 0);
+  ExpectRoundTrip(f, float_block, *ws);
+}
+
+TEST(AlpRice, CorruptEscapesNameTheField) {
+  auto ws = std::make_unique<Workspace>();
+  const std::vector<double> v = SteppedSmooth();
+  std::vector<std::uint8_t> good;
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, good).encoding,
+            FloatEncoding::kAlpRice);
+  ASSERT_NE(good[kAlpZstdFlagsOffset] & kEscapeFlag, 0);
+  std::vector<double> back(v.size());
+  auto expect_corrupt = [&](const std::vector<std::uint8_t>& block, const std::string& needle) {
+    ExpectCorruptNaming(block, back.size(), *ws, needle);
+  };
+  // After the varints (first integer, first delta; no base with zigzag) and k: Q, the count, then
+  // a gap and a rest for each escape.
+  std::size_t at = kAlpRiceHeaderBytes;
+  for (int varint = 0; varint < 2; ++varint) {
+    while (good[at] & 0x80) ++at;
+    ++at;
+  }
+  const std::size_t q_offset = at + 1, count_offset = at + 2;
+  const unsigned q = good[q_offset];
+  ASSERT_GE(q, 1u);
+  ASSERT_EQ(good[count_offset] & 0x80, 0);  // a one-byte count
+  const unsigned escapes = good[count_offset];
+  ASSERT_GE(escapes, 2u);
+  expect_corrupt(WithByte(good, q_offset, 0), "escape quotient 0");
+  expect_corrupt(WithByte(good, q_offset, 65), "escape quotient 65");
+  expect_corrupt(WithByte(good, count_offset, 0), "escape count");
+  // Another quotient: the escaped codes' unary parts are not it.
+  expect_corrupt(WithByte(good, q_offset, static_cast<std::uint8_t>(q == 1 ? 2 : q - 1)),
+                 "has quotient " + std::to_string(q));
+  // The first escape's gap past the last code.
+  std::vector<std::uint8_t> far(good.begin(), good.begin() + static_cast<long>(count_offset) + 1);
+  far.insert(far.end(), {0x80, 0x08});  // 1024
+  std::size_t first_gap_end = count_offset + 1;
+  while (good[first_gap_end] & 0x80) ++first_gap_end;
+  far.insert(far.end(), good.begin() + static_cast<long>(first_gap_end) + 1, good.end());
+  expect_corrupt(far, "escape 0 past code 1023");
+  // The first escape's rest as 2^64 - 1: its code would pass 64 bits.
+  std::size_t rest_end = first_gap_end + 1;
+  while (good[rest_end] & 0x80) ++rest_end;
+  std::vector<std::uint8_t> wide(good.begin(), good.begin() + static_cast<long>(first_gap_end) + 1);
+  wide.insert(wide.end(), {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01});
+  wide.insert(wide.end(), good.begin() + static_cast<long>(rest_end) + 1, good.end());
+  expect_corrupt(wide, "escape 0 past 64 bits");
+  // More escapes than codes.
+  std::vector<std::uint8_t> many(good.begin(), good.begin() + static_cast<long>(count_offset));
+  many.insert(many.end(), {0x81, 0x08});  // 1025
+  many.insert(many.end(), good.begin() + static_cast<long>(count_offset) + 1, good.end());
+  expect_corrupt(many, "escape count missing or not in 1..1024");
+  // Every truncation and a bit flip at every byte: an error or a valid decode.
+  for (std::size_t len = 0; len < good.size(); ++len) {
+    std::vector<std::uint8_t> cut(good.begin(), good.begin() + static_cast<long>(len));
+    EXPECT_TRUE(DecodeDoubles(cut, back, *ws).IsCorruption()) << "cut to " << len;
+  }
+  std::mt19937_64 rng(5);
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    std::vector<std::uint8_t> flipped = good;
+    flipped[i] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    const Status st = DecodeDoubles(flipped, back, *ws);
+    EXPECT_TRUE(st.ok() || st.IsCorruption()) << st.ToString();
+  }
 }
 
 }  // namespace
