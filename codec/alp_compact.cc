@@ -93,6 +93,9 @@ constexpr std::uint64_t kEscapeMinQuotient = 16;
 // How far below the parameter chosen without escapes the search with them goes: the jumps pull
 // that parameter up (a mean over a few values 2^10 larger), by up to log2 of their share.
 constexpr unsigned kEscapeKSpan = 8;
+// The escapes' estimate (ChooseRiceCodes) above the codes without them by more than this factor
+// is not measured exactly.
+constexpr double kEscapeEstimateSlack = 1.125;
 // zstd level for background rewrites: level 3 is zstd's default; higher levels gained under 2%
 // on the real data sets at several times the cost.
 constexpr int kZstdLevel = 3;
@@ -745,24 +748,28 @@ RiceChoice ChooseRiceCodes(const std::uint64_t* x, std::size_t count, std::size_
   unsigned best_k = 0, best_q = 0;
   const unsigned lowest = top > kEscapeKSpan ? top - kEscapeKSpan : 0;
   for (unsigned k = lowest; k <= top; ++k) {
-    const double all = quotients(k, 0);
+    // From each width up: the codes, their quotients and their rests' varint bytes over q = 1
+    // (a bound for the larger q, whose rests are smaller), summed from the widest down.
+    double codes_from[66] = {}, quotients_from[66] = {}, rest_bytes_from[66] = {};
+    for (unsigned w = widest; w > k; --w) {
+      const double quotient = kMeanQuotient[w - k];
+      codes_from[w] = codes_from[w + 1] + widths[w];
+      quotients_from[w] = quotients_from[w + 1] + widths[w] * quotient;
+      rest_bytes_from[w] =
+          rest_bytes_from[w + 1] +
+          widths[w] * static_cast<double>(VarintBytes(static_cast<std::uint64_t>(quotient)));
+    }
     for (const unsigned q : kEscapeQuotients) {
       // Widths from `first` up are escaped: their quotients are at least 2^(w - 1 - k) >= q.
       const unsigned first = k + 1 + static_cast<unsigned>(std::countr_zero(q));
       if (first > widest) break;
-      double bits = static_cast<double>(count * (k + 1)) + all - quotients(k, first);
-      double escapes = 0, rest_bytes = 0;
-      for (unsigned w = first; w <= widest; ++w) {
-        if (widths[w] == 0) continue;
-        escapes += widths[w];
-        bits += widths[w] * q;
-        const double rest = kMeanQuotient[w - k] - q;
-        rest_bytes +=
-            widths[w] * static_cast<double>(VarintBytes(static_cast<std::uint64_t>(rest)));
-      }
+      const double escapes = codes_from[first];
       if (escapes == 0) continue;
       const auto gap = static_cast<std::uint64_t>(static_cast<double>(count) / escapes);
-      bits += 8 * (2 + rest_bytes + escapes * static_cast<double>(VarintBytes(gap)));
+      const double bits =
+          static_cast<double>(count * (k + 1)) + quotients_from[k + 1] - quotients_from[first] +
+          escapes * q +
+          8 * (2 + rest_bytes_from[first] + escapes * static_cast<double>(VarintBytes(gap)));
       if (bits < best_estimate) {
         best_estimate = bits;
         best_k = k;
@@ -770,7 +777,12 @@ RiceChoice ChooseRiceCodes(const std::uint64_t* x, std::size_t count, std::size_
       }
     }
   }
-  if (best_q == 0) return plain;
+  // The estimate is within a few percent: one an eighth above the codes without escapes is not
+  // measured.
+  if (best_q == 0 || (plain.bits != SIZE_MAX &&
+                      best_estimate > static_cast<double>(plain.bits) * kEscapeEstimateSlack)) {
+    return plain;
+  }
   const std::size_t bits = EscapedRiceBits(x, count, skip, best_k, best_q);
   return bits < plain.bits && bits <= limit ? RiceChoice{bits, best_k, best_q} : plain;
 }
@@ -833,16 +845,15 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   // The codes from x (with the placeholders: x[i - skip] is code i, codes below skip are 0).
   const std::size_t skip = second_order ? 2 : placeholder ? 1 : 0;
   const auto code = [&](std::size_t i) { return i < skip ? 0 : x[i - skip]; };
-  // An escaped code's unary part is exactly `escape` zero bits.
+  // An escaped code's unary part is exactly `escape` zero bits. best->bits counts the codes'
+  // bits and the escape list's bytes.
   const std::uint64_t unary_cap = escape == 0 ? ~std::uint64_t{0} : escape;
-  std::size_t unary_bits = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    unary_bits += static_cast<std::size_t>(std::min(code(i) >> k, unary_cap)) + 1;
-  }
-  const std::size_t unary_bytes = (unary_bits + 7) / 8;
-  if (unary_bytes > sizeof ws.packed - 8) return 0;
   const std::size_t escape_bytes =
       escape == 0 ? 0 : EscapeListBytes(x, count - skip, skip, k, escape);
+  const std::size_t coded = delta ? n - 1 : n;  // the codes best->bits counts
+  const std::size_t unary_bytes =
+      (best->bits - 8 * escape_bytes - coded * k + (placeholder ? 1 : 0) + 7) / 8;
+  if (unary_bytes > sizeof ws.packed - 8) return 0;
   // The first integer and the base, as the decoder adds them back; the block's exact size is
   // checked before anything is written.
   const StreamVarints varints = VarintsOf(s, delta, zigzagged, second_order);
