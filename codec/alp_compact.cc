@@ -904,20 +904,22 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
 
 namespace {
 
-// A kAlpRice block's escape list (kEscapeFlag), checked by ReadRiceEscapes.
+// A kAlpRice block's escapes (kEscapeFlag), read and checked by ReadRiceEscapes: the codes'
+// positions (ascending) and the rests of their quotients, in the workspace arrays that a Rice
+// decode leaves free.
 struct RiceEscapes {
   unsigned quotient = 0;  // Q; 0 without the flag
   std::size_t count = 0;
-  const std::uint8_t* list = nullptr;  // count pairs of varints: the gap, the quotient's rest
-  const std::uint8_t* end = nullptr;
+  const std::uint16_t* positions = nullptr;
+  const std::uint64_t* rests = nullptr;
 };
 
 // The list after k: u8 Q (1 .. kMaxEscapeQuotient), varint E (1 .. codes), then E pairs of
 // varints: the gap from the code after the previous escape (from code 0 for the first), and the
-// code's quotient minus Q. Positions stay below `codes`, and each quotient keeps its code within
-// 64 bits.
+// code's quotient minus Q. Positions stay below `codes` (at most Workspace::kLanes), and each
+// quotient keeps its code within 64 bits.
 Status ReadRiceEscapes(const std::uint8_t** p, const std::uint8_t* end, std::size_t codes,
-                       unsigned k, RiceEscapes* e) {
+                       unsigned k, Workspace& ws, RiceEscapes* e) {
   constexpr const char* kName = "alp_rice";
   if (*p == end) return Corrupt(kName, "no escape quotient");
   e->quotient = *(*p)++;
@@ -930,7 +932,10 @@ Status ReadRiceEscapes(const std::uint8_t** p, const std::uint8_t* end, std::siz
     return Corrupt(kName, "escape count missing or not in 1.." + N(codes));
   }
   e->count = static_cast<std::size_t>(escapes);
-  e->list = *p;
+  std::uint16_t* positions = ws.lefts;
+  auto* rests = reinterpret_cast<std::uint64_t*>(ws.ints2);
+  static_assert(sizeof ws.lefts / sizeof *ws.lefts >= Workspace::kLanes &&
+                sizeof ws.ints2 / sizeof *ws.ints2 >= Workspace::kLanes);
   const std::uint64_t largest = (~std::uint64_t{0} >> k) - e->quotient;  // k <= kMaxRiceK
   std::uint64_t next = 0;
   for (std::size_t i = 0; i < e->count; ++i) {
@@ -942,9 +947,12 @@ Status ReadRiceEscapes(const std::uint8_t** p, const std::uint8_t* end, std::siz
       return Corrupt(kName, "escape " + N(i) + " past code " + N(codes - 1));
     }
     if (rest > largest) return Corrupt(kName, "escape " + N(i) + " past 64 bits");
+    positions[i] = static_cast<std::uint16_t>(next + gap);
+    rests[i] = rest;
     next += gap + 1;
   }
-  e->end = *p;
+  e->positions = positions;
+  e->rests = rests;
   return Status::OK();
 }
 
@@ -952,20 +960,14 @@ Status ReadRiceEscapes(const std::uint8_t** p, const std::uint8_t* end, std::siz
 // x (rice_join adds the quotient shifted by k to them).
 Status ApplyRiceEscapes(const RiceEscapes& e, const std::uint32_t* ends, unsigned k,
                         std::uint64_t* x) {
-  const std::uint8_t* p = e.list;
-  std::size_t next = 0;
   for (std::size_t i = 0; i < e.count; ++i) {
-    std::uint64_t gap = 0, rest = 0;
-    GetVarint(&p, e.end, &gap);  // checked by ReadRiceEscapes
-    GetVarint(&p, e.end, &rest);
-    const std::size_t at = next + static_cast<std::size_t>(gap);
-    next = at + 1;
+    const std::size_t at = e.positions[i];
     const std::uint64_t unary = at == 0 ? ends[0] : std::uint64_t{ends[at]} - ends[at - 1] - 1;
     if (unary != e.quotient) {
       return Corrupt("alp_rice", "escaped code " + N(at) + " has quotient " + N(unary) + ", not " +
                                      N(e.quotient));
     }
-    x[at] += rest << k;
+    x[at] += e.rests[i] << k;
   }
   return Status::OK();
 }
@@ -1005,7 +1007,7 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   const std::size_t count = h.delta && !placeholder ? n - 1 : n;
   RiceEscapes escapes;
   if ((h.flags & kEscapeFlag) != 0) {
-    INGOT_RETURN_IF_ERROR(ReadRiceEscapes(&p, end, count, k, &escapes));
+    INGOT_RETURN_IF_ERROR(ReadRiceEscapes(&p, end, count, k, ws, &escapes));
   }
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
   if (static_cast<std::size_t>(end - p) < low_bytes + tail) {

@@ -25,10 +25,10 @@ class Workspace {
 
   // Scratch arrays sized for one block. Their contents are unspecified between calls.
   alignas(64) std::int64_t ints[kLanes];
-  alignas(64) std::int64_t ints2[kLanes];
+  alignas(64) std::int64_t ints2[kLanes];  // also a Rice block's escapes' rests, decoding
   alignas(64) std::uint64_t bits[kLanes];
   alignas(64) std::uint16_t positions[kLanes];
-  alignas(64) std::uint16_t lefts[kLanes];
+  alignas(64) std::uint16_t lefts[kLanes];  // also a Rice block's escapes' positions, decoding
   // The compact ALP encodings' exceptions that decode by division (codec/alp_compact.cc).
   alignas(64) std::uint16_t divided[kLanes];
   std::size_t divided_count = 0;
