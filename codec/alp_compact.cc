@@ -655,38 +655,45 @@ RiceChoice ChooseRice(const std::uint64_t* x, std::size_t count, std::size_t lim
   return best;
 }
 
-// The escape list's bytes for codes x[0 .. count) (code i + skip of the block) with parameter k
-// and escape quotient q: q, the count, then a gap and the quotient's rest for each escaped code.
-std::size_t EscapeListBytes(const std::uint64_t* x, std::size_t count, std::size_t skip, unsigned k,
-                            unsigned q) {
-  std::size_t bytes = 0, escapes = 0, next = 0;
+// Calls f(gap, rest) for each code of x[0 .. count) (code i + skip of the block) whose quotient
+// with parameter k is q or more: its gap from the code after the previous one (from code 0 for
+// the first) and the rest of its quotient, as the escape list holds them.
+template <typename F>
+void ForEachEscape(const std::uint64_t* x, std::size_t count, std::size_t skip, unsigned k,
+                   unsigned q, F f) {
+  std::size_t next = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const std::uint64_t quotient = x[i] >> k;
     if (quotient < q) continue;
-    bytes += VarintBytes(i + skip - next) + VarintBytes(quotient - q);
+    f(i + skip - next, quotient - q);
     next = i + skip + 1;
-    ++escapes;
   }
+}
+
+// The escape list's bytes: q, the count, then a gap and a rest for each escaped code; 0 when no
+// code is escaped.
+std::size_t EscapeListBytes(const std::uint64_t* x, std::size_t count, std::size_t skip, unsigned k,
+                            unsigned q) {
+  std::size_t bytes = 0, escapes = 0;
+  ForEachEscape(x, count, skip, k, q, [&](std::uint64_t gap, std::uint64_t rest) {
+    bytes += VarintBytes(gap) + VarintBytes(rest);
+    ++escapes;
+  });
   return escapes == 0 ? 0 : 1 + VarintBytes(escapes) + bytes;
 }
 
 // The bits of `x` as Rice codes with parameter k whose quotients of q or more are escaped: their
-// unary parts, a 1 and k low bits each, and the escape list's bytes (EscapeListBytes) times 8.
+// unary parts (at most q zero bits), a 1 and k low bits each, and the escape list's bytes times
+// 8; SIZE_MAX when no code is escaped.
 std::size_t EscapedRiceBits(const std::uint64_t* x, std::size_t count, std::size_t skip, unsigned k,
                             unsigned q) {
-  std::size_t bits = count * (k + 1), list = 0, escapes = 0, next = 0;
+  const std::size_t list = EscapeListBytes(x, count, skip, k, q);
+  if (list == 0) return SIZE_MAX;
+  std::size_t bits = count * (k + 1) + 8 * list;
   for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t quotient = x[i] >> k;
-    if (quotient < q) {
-      bits += static_cast<std::size_t>(quotient);
-      continue;
-    }
-    bits += q;
-    list += VarintBytes(i + skip - next) + VarintBytes(quotient - q);
-    next = i + skip + 1;
-    ++escapes;
+    bits += static_cast<std::size_t>(std::min<std::uint64_t>(x[i] >> k, q));
   }
-  return escapes == 0 ? SIZE_MAX : bits + 8 * (1 + VarintBytes(escapes) + list);
+  return bits;
 }
 
 // The parameter that codes `x` (code i + skip of the block) in the fewest bits, at most `limit`,
@@ -715,27 +722,27 @@ RiceChoice ChooseRiceCodes(const std::uint64_t* x, std::size_t count, std::size_
     for (std::size_t d = 0; d < mean.size(); ++d, power *= 2) mean[d] = (3 * power - 2) / 4;
     return mean;
   }();
-  // The quotients of widths from `from` up, about.
-  const auto quotients = [&](unsigned k, unsigned from) {
+  // The codes' quotients with parameter k, about.
+  const auto quotients = [&](unsigned k) {
     double bits = 0;
-    for (unsigned w = std::max(from, k + 1); w <= widest; ++w) {
-      bits += widths[w] * kMeanQuotient[w - k];
-    }
+    for (unsigned w = k + 1; w <= widest; ++w) bits += widths[w] * kMeanQuotient[w - k];
     return bits;
   };
   // Without escapes, about k + 1 bits a code and the quotients. The optimum of a geometric law
-  // lies near log2 of the mean; the exact search starts from the best estimate around it, which
-  // also stands for it where no parameter fits the limit.
+  // lies near log2 of the mean (a code of width w is 0.75 * 2^w on average); the exact search
+  // starts from the best estimate around it, which also stands for it where no parameter fits
+  // the limit.
   double sum = 0;
-  for (unsigned w = 1; w <= widest; ++w)
+  for (unsigned w = 1; w <= widest; ++w) {
     sum += widths[w] * 0.75 * std::ldexp(1.0, static_cast<int>(w));
+  }
   const auto mean = static_cast<std::uint64_t>(std::min(sum / static_cast<double>(count), 0x1p63));
   const unsigned near = std::min<unsigned>(
       kMaxRiceK, mean == 0 ? 0u : static_cast<unsigned>(std::bit_width(mean)) - 1);
   unsigned top = near;
   double fewest = HUGE_VAL;
   for (unsigned k = near > 3 ? near - 3 : 0; k <= std::min(near + 3, kMaxRiceK); ++k) {
-    const double bits = static_cast<double>(count * (k + 1)) + quotients(k, 0);
+    const double bits = static_cast<double>(count * (k + 1)) + quotients(k);
     if (bits < fewest) {
       fewest = bits;
       top = k;
@@ -870,17 +877,13 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   *q++ = static_cast<std::uint8_t>(k);
   if (escape != 0) {
     std::size_t escapes = 0;
-    for (std::size_t i = skip; i < count; ++i) escapes += (code(i) >> k) >= escape ? 1 : 0;
+    ForEachEscape(x, count - skip, skip, k, escape,
+                  [&](std::uint64_t, std::uint64_t) { ++escapes; });
     *q++ = static_cast<std::uint8_t>(escape);
     q = PutVarint(escapes, q);
-    std::size_t next = 0;
-    for (std::size_t i = skip; i < count; ++i) {
-      const std::uint64_t quotient = code(i) >> k;
-      if (quotient < escape) continue;
-      q = PutVarint(i - next, q);
-      q = PutVarint(quotient - escape, q);
-      next = i + 1;
-    }
+    ForEachEscape(x, count - skip, skip, k, escape, [&](std::uint64_t gap, std::uint64_t rest) {
+      q = PutVarint(rest, PutVarint(gap, q));
+    });
   }
   if (count > 0) {
     std::uint64_t lows[kBlockCapacity];

@@ -28,6 +28,23 @@ using testing::ExpectRoundTrip;
 using testing::StreamFlags;
 using testing::WithByte;
 
+// Every truncation of `block` is refused, and a random bit flipped at each byte gives an error or
+// a valid decode.
+void ExpectEveryCutAndFlipSafe(const std::vector<std::uint8_t>& block, std::vector<double>& back,
+                               Workspace& ws, std::uint64_t seed) {
+  for (std::size_t len = 0; len < block.size(); ++len) {
+    std::vector<std::uint8_t> cut(block.begin(), block.begin() + static_cast<long>(len));
+    EXPECT_TRUE(DecodeDoubles(cut, back, ws).IsCorruption()) << "cut to " << len;
+  }
+  std::mt19937_64 rng(seed);
+  for (std::size_t at = 0; at < block.size(); ++at) {
+    std::vector<std::uint8_t> flipped = block;
+    flipped[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+    const Status st = DecodeDoubles(flipped, back, ws);
+    EXPECT_TRUE(st.ok() || st.IsCorruption()) << st.ToString();
+  }
+}
+
 // Sorted distinct coordinates with 13 decimals, gaps drawn from a geometric law: what a
 // dictionary block holds for taxi zones' longitudes.
 std::vector<double> SortedCoordinates(std::size_t n, std::uint64_t seed) {
@@ -161,16 +178,7 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
             kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kEscapeFlag);
   ExpectRoundTrip(v, block, *ws);
   std::vector<double> back(v.size());
-  for (std::size_t len = 0; len < block.size(); ++len) {
-    std::vector<std::uint8_t> cut(block.begin(), block.begin() + static_cast<long>(len));
-    EXPECT_TRUE(DecodeDoubles(cut, back, *ws).IsCorruption()) << "cut to " << len;
-  }
-  for (std::size_t at = 0; at < block.size(); ++at) {
-    std::vector<std::uint8_t> flipped = block;
-    flipped[at] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
-    const Status st = DecodeDoubles(flipped, back, *ws);
-    EXPECT_TRUE(st.ok() || st.IsCorruption()) << st.ToString();
-  }
+  ExpectEveryCutAndFlipSafe(block, back, *ws, rng());
   // The first delta's varint is there only with the flag: without it, the varints are misread.
   std::vector<std::uint8_t> first_order =
       WithByte(block, kAlpZstdFlagsOffset, kDeltaFlag | kZigZagFlag | kPlaceholderFlag);
@@ -399,18 +407,7 @@ TEST(AlpRice, CorruptEscapesNameTheField) {
   many.insert(many.end(), {0x81, 0x08});  // 1025
   many.insert(many.end(), good.begin() + static_cast<long>(count_offset) + 1, good.end());
   expect_corrupt(many, "escape count missing or not in 1..1024");
-  // Every truncation and a bit flip at every byte: an error or a valid decode.
-  for (std::size_t len = 0; len < good.size(); ++len) {
-    std::vector<std::uint8_t> cut(good.begin(), good.begin() + static_cast<long>(len));
-    EXPECT_TRUE(DecodeDoubles(cut, back, *ws).IsCorruption()) << "cut to " << len;
-  }
-  std::mt19937_64 rng(5);
-  for (std::size_t i = 0; i < good.size(); ++i) {
-    std::vector<std::uint8_t> flipped = good;
-    flipped[i] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
-    const Status st = DecodeDoubles(flipped, back, *ws);
-    EXPECT_TRUE(st.ok() || st.IsCorruption()) << st.ToString();
-  }
+  ExpectEveryCutAndFlipSafe(good, back, *ws, 5);
 }
 
 }  // namespace
