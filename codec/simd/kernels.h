@@ -300,5 +300,8 @@ bool ForceIsa(IsaLevel level) noexcept;
 const Kernels& ScalarKernels() noexcept;
 const Kernels* Avx2Kernels() noexcept;    // nullptr when not compiled in
 const Kernels* Avx512Kernels() noexcept;  // nullptr when not compiled in
+// On a CPU with AVX-512 VBMI2, Avx512Kernels() takes its set-bit positions from a VBMI2 kernel;
+// this is the AVX-512 table without it, for tests (nullptr elsewhere).
+const Kernels* Avx512KernelsWithoutVbmi2() noexcept;
 
 }  // namespace ingot::codec::simd

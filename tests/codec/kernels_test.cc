@@ -28,6 +28,7 @@ std::vector<const Kernels*> VectorLevels() {
   for (IsaLevel l : {IsaLevel::kAvx2, IsaLevel::kAvx512}) {
     if (const Kernels* k = simd::KernelsFor(l)) levels.push_back(k);
   }
+  if (const Kernels* k = simd::Avx512KernelsWithoutVbmi2()) levels.push_back(k);
   return levels;
 }
 
