@@ -39,7 +39,8 @@
 //     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas, bit 2: a
 //     placeholder code 0 before the deltas of a full block, so that its 1024 codes take FFOR's
 //     interleaved layout; bit 3: second differences, with bits 0-2; bit 4: divided exceptions;
-//     bit 6: escapes), u16 exception count E,
+//     bit 6: escapes; bit 7, with bit 2: the codes in lane order, code t being number
+//     128 (t % 8) + t / 8, for every stream below), u16 exception count E,
 //     varints: zigzag(first integer) (delta only), zigzag(first delta) (second differences
 //     only), zigzag(base) (not with zigzag),
 //     u8 k (<= kMaxRiceK), with flags bit 6 (kEscapeFlag) the escapes: u8 Q (1..64), varint count,
@@ -799,6 +800,13 @@ RiceChoice ChooseRiceCodes(const std::uint64_t* x, std::size_t count, std::size_
 template <typename T>
 std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned factor,
                           Workspace& ws, std::span<std::uint8_t> out) noexcept {
+  return EncodeAlpRiceOrdered(values, exponent, factor, ws, out, RiceOrder::kLanes);
+}
+
+template <typename T>
+std::size_t EncodeAlpRiceOrdered(std::span<const T> values, unsigned exponent, unsigned factor,
+                                 Workspace& ws, std::span<std::uint8_t> out,
+                                 RiceOrder order) noexcept {
   const std::size_t n = values.size();
   simd::AlpEncodeStats stats;
   if (!CompactAlpInts(values, exponent, factor, ws, &stats)) return 0;
@@ -855,12 +863,28 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   // An escaped code's unary part is exactly `escape` zero bits. best->bits counts the codes'
   // bits and the escape list's bytes.
   const std::uint64_t unary_cap = escape == 0 ? ~std::uint64_t{0} : escape;
-  const std::size_t escape_bytes =
-      escape == 0 ? 0 : EscapeListBytes(x, count - skip, skip, k, escape);
   const std::size_t coded = delta ? n - 1 : n;  // the codes best->bits counts
   const std::size_t unary_bytes =
-      (best->bits - 8 * escape_bytes - coded * k + (placeholder ? 1 : 0) + 7) / 8;
+      (best->bits - 8 * (escape == 0 ? 0 : EscapeListBytes(x, count - skip, skip, k, escape)) -
+       coded * k + (placeholder ? 1 : 0) + 7) /
+      8;
   if (unary_bytes > sizeof ws.packed - 8) return 0;
+  // The codes in the order they are written (lane order: code t is number 128 (t % 8) + t / 8),
+  // from code `wskip` of the block as the escape list counts them.
+  const bool lanes = placeholder && order == RiceOrder::kLanes;
+  std::uint64_t ordered[kBlockCapacity];
+  const std::uint64_t* w = x;
+  std::size_t wskip = skip;
+  if (lanes) {
+    static_assert(simd::kRiceLanes * simd::kRiceLaneRows == Workspace::kLanes);
+    for (std::size_t t = 0; t < count; ++t) {
+      ordered[t] = code(simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes);
+    }
+    w = ordered;
+    wskip = 0;
+  }
+  const std::size_t escape_bytes =
+      escape == 0 ? 0 : EscapeListBytes(w, count - wskip, wskip, k, escape);
   // The first integer and the base, as the decoder adds them back; the block's exact size is
   // checked before anything is written.
   const StreamVarints varints = VarintsOf(s, delta, zigzagged, second_order);
@@ -873,29 +897,31 @@ std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned
   if (placeholder) p[kAlpZstdFlagsOffset] |= kPlaceholderFlag;
   if (second_order) p[kAlpZstdFlagsOffset] |= kSecondOrderFlag;
   if (escape != 0) p[kAlpZstdFlagsOffset] |= kEscapeFlag;
+  if (lanes) p[kAlpZstdFlagsOffset] |= kLaneFlag;
   q = varints.Write(q);
   *q++ = static_cast<std::uint8_t>(k);
   if (escape != 0) {
     std::size_t escapes = 0;
-    ForEachEscape(x, count - skip, skip, k, escape,
+    ForEachEscape(w, count - wskip, wskip, k, escape,
                   [&](std::uint64_t, std::uint64_t) { ++escapes; });
     *q++ = static_cast<std::uint8_t>(escape);
     q = PutVarint(escapes, q);
-    ForEachEscape(x, count - skip, skip, k, escape, [&](std::uint64_t gap, std::uint64_t rest) {
+    ForEachEscape(w, count - wskip, wskip, k, escape, [&](std::uint64_t gap, std::uint64_t rest) {
       q = PutVarint(rest, PutVarint(gap, q));
     });
   }
   if (count > 0) {
     std::uint64_t lows[kBlockCapacity];
     const std::uint64_t low_mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
-    for (std::size_t i = 0; i < count; ++i) lows[i] = code(i) & low_mask;
+    for (std::size_t i = 0; i < count; ++i) lows[i] = (lanes ? ordered[i] : code(i)) & low_mask;
     PackInts(lows, count, 0, k, ws.packed, q);
     q += low_bytes;
   }
   std::memset(q, 0, unary_bytes);
   std::size_t pos = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    pos += static_cast<std::size_t>(std::min(code(i) >> k, unary_cap));  // the 0 bits
+    const std::uint64_t c = lanes ? ordered[i] : code(i);
+    pos += static_cast<std::size_t>(std::min(c >> k, unary_cap));  // the 0 bits
     q[pos / 8] = static_cast<std::uint8_t>(q[pos / 8] | (1u << (pos % 8)));
     ++pos;
   }
@@ -985,15 +1011,18 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
     return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpRiceHeaderBytes));
   }
   CompactHeader h;
-  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(
-      src, n, kName, &h,
-      kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kDividedFlag | kEscapeFlag));
+  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h,
+                                             kDeltaFlag | kZigZagFlag | kPlaceholderFlag |
+                                                 kSecondOrderFlag | kDividedFlag | kEscapeFlag |
+                                                 kLaneFlag));
   const bool zigzagged = (h.flags & kZigZagFlag) != 0;
   if (zigzagged && !h.delta) return Corrupt(kName, "zigzag flag without delta flag");
   const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
   if (placeholder && (!h.delta || n != Workspace::kLanes)) {
     return Corrupt(kName, "placeholder flag without a full block of deltas");
   }
+  const bool lanes = (h.flags & kLaneFlag) != 0;
+  if (lanes && !placeholder) return Corrupt(kName, "lane flag without placeholder flag");
   const bool second_order = (h.flags & kSecondOrderFlag) != 0;
   if (second_order && !(zigzagged && placeholder)) {
     return Corrupt(kName, "second-difference flag without zigzag and placeholder flags");
@@ -1054,10 +1083,19 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
     UnpackInts(p, count, 0, k, ws.packed, x);  // scratch: the quotients' copy, already read
     INGOT_RETURN_IF_ERROR(ApplyRiceEscapes(escapes, ends, k, x));
     const unsigned sums = second_order ? 2 : placeholder ? 1 : 0;
-    quotient_bits = simd::ActiveKernels().rice_join(
-        ends, count, k, static_cast<std::uint64_t>(UnZigZag(base)), zigzagged, sums,
-        second_order ? static_cast<std::uint64_t>(UnZigZag(first_delta)) : first_value,
-        first_value, x);
+    const auto add = static_cast<std::uint64_t>(UnZigZag(base));
+    const std::uint64_t first_sum =
+        second_order ? static_cast<std::uint64_t>(UnZigZag(first_delta)) : first_value;
+    if (lanes) {
+      // Into ws.ints2 (the escapes' rests, already added), in block order.
+      auto* in_order = reinterpret_cast<std::uint64_t*>(ws.ints2);
+      quotient_bits = simd::ActiveKernels().rice_join_lanes(ends, k, add, zigzagged, sums,
+                                                            first_sum, first_value, x, in_order);
+      ints = in_order;
+    } else {
+      quotient_bits = simd::ActiveKernels().rice_join(ends, count, k, add, zigzagged, sums,
+                                                      first_sum, first_value, x);
+    }
   }
   if (h.delta && !placeholder) SumDeltas(ints, n, first_value);
   if (k > 0 && (quotient_bits >> (64 - k)) != 0) {
@@ -1070,6 +1108,12 @@ template std::size_t EncodeAlpRice<double>(std::span<const double>, unsigned, un
                                            std::span<std::uint8_t>) noexcept;
 template std::size_t EncodeAlpRice<float>(std::span<const float>, unsigned, unsigned, Workspace&,
                                           std::span<std::uint8_t>) noexcept;
+template std::size_t EncodeAlpRiceOrdered<double>(std::span<const double>, unsigned, unsigned,
+                                                  Workspace&, std::span<std::uint8_t>,
+                                                  RiceOrder) noexcept;
+template std::size_t EncodeAlpRiceOrdered<float>(std::span<const float>, unsigned, unsigned,
+                                                 Workspace&, std::span<std::uint8_t>,
+                                                 RiceOrder) noexcept;
 template Status DecodeAlpRice<double>(std::span<const std::uint8_t>, std::span<double>,
                                       Workspace&) noexcept;
 template Status DecodeAlpRice<float>(std::span<const std::uint8_t>, std::span<float>,

@@ -42,6 +42,10 @@ inline constexpr std::uint8_t kSplitFlag = 32;
 // the rest of the quotient is listed after k (see codec/alp_compact.cc), so that a few jumps in
 // an otherwise narrow stream do not cost a run of zero bits each.
 inline constexpr std::uint8_t kEscapeFlag = 64;
+// kAlpRice with kPlaceholderFlag only: the codes are in lane order (simd::kernels.h,
+// rice_join_lanes): code t is number 128 (t % 8) + t / 8 of the block, so that the decoder's
+// running sums add one vector per eight codes with no permute. Escape positions count codes.
+inline constexpr std::uint8_t kLaneFlag = 128;
 
 inline std::uint64_t ZigZag(std::int64_t v) {
   return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);

@@ -99,9 +99,17 @@ Status DecodeAlpRadix(std::span<const std::uint8_t> src, std::span<T> out, Works
 // zigzagged deltas, or deltas above the smallest delta, whichever stream is shortest. Near the
 // entropy of geometric-like gaps (a dictionary's sorted distinct values, skewed deltas) where
 // packing spends the width of the largest. 0 when it cannot represent the block or does not fit.
+// Full blocks of deltas have their codes in lane order (compact::kLaneFlag), which decodes faster.
 template <typename T>
 std::size_t EncodeAlpRice(std::span<const T> values, unsigned exponent, unsigned factor,
                           Workspace& ws, std::span<std::uint8_t> out) noexcept;
+// kLanes: EncodeAlpRice. kBlock: every block in block order, as blocks were written before lane
+// order (for tests of the decoder's older layout).
+enum class RiceOrder : std::uint8_t { kLanes, kBlock };
+template <typename T>
+std::size_t EncodeAlpRiceOrdered(std::span<const T> values, unsigned exponent, unsigned factor,
+                                 Workspace& ws, std::span<std::uint8_t> out,
+                                 RiceOrder order) noexcept;
 
 // Decodes a kAlpRice block. REQUIRES: a checked header. Corruption on a bad field, varint,
 // parameter, length, code past the stream, bits after the last code or exception position.

@@ -198,6 +198,16 @@ struct Kernels {
   std::uint64_t (*rice_join)(const std::uint32_t* ends, std::size_t count, unsigned k,
                              std::uint64_t add, bool zigzag, unsigned sums, std::uint64_t first,
                              std::uint64_t first2, std::uint64_t* ints);
+  // rice_join of a full block (kRiceLanes codes) whose codes are in lane order: code t is
+  // number kRiceLaneRows * (t % kRiceLanes) + t / kRiceLanes of the block, so that each of eight
+  // lanes holds 128 consecutive numbers and the running sums add whole vectors of codes, one lane
+  // per 64-bit element, instead of summing within each vector. Writes `out` in block order, as
+  // rice_join with the codes moved to their numbers' places would leave `ints` (number 0, a
+  // placeholder, ignored); `ints` (the low bits, in code order) is clobbered. Returns the OR of
+  // the quotients. REQUIRES: k < 64, sums 1 or 2, out does not overlap ints.
+  std::uint64_t (*rice_join_lanes)(const std::uint32_t* ends, unsigned k, std::uint64_t add,
+                                   bool zigzag, unsigned sums, std::uint64_t first,
+                                   std::uint64_t first2, std::uint64_t* ints, std::uint64_t* out);
 
   // In place: ints[0] = first, ints[j] += ints[j - 1] for j in 1 .. count - 1 (deltas into
   // integers; wrapping). REQUIRES: count >= 1.
@@ -279,6 +289,10 @@ inline constexpr std::size_t kVarintMaxBytes = 8;
 inline constexpr std::size_t VarintReadBytes(std::size_t size) {
   return (size + 63) / 64 * 64 + 64;
 }
+
+// rice_join_lanes' layout: kRiceLanes lanes of kRiceLaneRows consecutive numbers.
+inline constexpr std::size_t kRiceLanes = 8;
+inline constexpr std::size_t kRiceLaneRows = 128;
 
 // Slots of set_bit_positions' output past `limit` that it may write.
 inline constexpr std::size_t kSetBitSlack = 64;

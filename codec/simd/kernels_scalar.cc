@@ -37,6 +37,7 @@ constexpr Kernels kScalar = {
     XorGroupFields,
     SetBitPositions,
     RiceJoin,
+    RiceJoinLanes,
     PrefixSum,
     UnZigZagPrefixSum,
     DecodeVarints,

@@ -515,6 +515,54 @@ TEST(KernelsTest, RiceKernelsAgree) {
   }
 }
 
+// A full block's codes in lane order (code t is number 128 (t % 8) + t / 8) joined at every
+// level: the same numbers as a direct computation over the codes moved to their numbers' places,
+// with one and two running sums, zigzagged or with a base, and escaped rests above low bits.
+TEST(KernelsTest, RiceLaneKernelsAgree) {
+  constexpr std::size_t kCount = simd::kRiceLanes * simd::kRiceLaneRows;
+  std::mt19937_64 rng(10);
+  for (const Kernels* k : AllLevels()) {
+    for (unsigned width : {0u, 3u, 17u, 56u}) {
+      std::vector<std::uint32_t> ends(kCount);
+      std::vector<std::uint64_t> lows(kCount);
+      std::uint32_t at = 0;
+      for (std::size_t t = 0; t < kCount; ++t) {
+        ends[t] = at + static_cast<std::uint32_t>(rng() % (t % 7 == 0 ? 40 : 3));
+        at = ends[t] + 1;
+        lows[t] = width == 0 ? 0 : rng() >> (64 - width);
+        if (t % 5 == 3) lows[t] += (rng() % 1000) << width;
+      }
+      const std::uint64_t add = rng(), first = rng(), first2 = rng();
+      for (bool zigzag : {false, true}) {
+        for (unsigned sums : {1u, 2u}) {
+          // Each code's number, in block order, then the running sums as rice_join takes them.
+          std::vector<std::uint64_t> number(kCount);
+          std::uint64_t all = 0;
+          for (std::size_t t = 0; t < kCount; ++t) {
+            const std::uint64_t quotient = ends[t] - (t == 0 ? 0 : ends[t - 1] + 1);
+            all |= quotient;
+            const std::uint64_t code = (quotient << width) + lows[t];
+            number[simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes] =
+                zigzag ? (code >> 1) ^ (0 - (code & 1)) : code + add;
+          }
+          std::vector<std::uint64_t> want(kCount);
+          std::uint64_t sum1 = first;
+          for (std::size_t i = 0; i < kCount; ++i) {
+            if (i > 0) sum1 += number[i];
+            want[i] = sums == 1 ? sum1 : i == 0 ? first2 : want[i - 1] + sum1;
+          }
+          std::vector<std::uint64_t> scratch = lows, got(kCount);
+          EXPECT_EQ(k->rice_join_lanes(ends.data(), width, add, zigzag, sums, first, first2,
+                                       scratch.data(), got.data()),
+                    all);
+          EXPECT_EQ(got, want) << k->name << " width " << width << " zigzag " << zigzag << " sums "
+                               << sums;
+        }
+      }
+    }
+  }
+}
+
 // The running sum that turns deltas into integers, at every level, around the vector edges and
 // with sums that wrap.
 TEST(KernelsTest, PrefixSumAgrees) {

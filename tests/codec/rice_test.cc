@@ -120,8 +120,10 @@ TEST(AlpRice, EachStreamRoundTripsWithExceptionsAndFloats) {
     const EncodeResult r = EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block);
     if (n >= 63) {
       EXPECT_EQ(r.encoding, FloatEncoding::kAlpRice) << n;
-      // Only a full block of deltas takes the placeholder code (and FFOR's interleaved layout).
-      EXPECT_EQ(StreamFlags(block), n == 1024 ? kDeltaFlag | kPlaceholderFlag : kDeltaFlag);
+      // Only a full block of deltas takes the placeholder code (and FFOR's interleaved layout),
+      // and with it lane order.
+      EXPECT_EQ(StreamFlags(block),
+                n == 1024 ? kDeltaFlag | kPlaceholderFlag | kLaneFlag : kDeltaFlag);
     }
     ExpectRoundTrip(v, block, *ws);
   }
@@ -153,7 +155,8 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
   std::vector<std::uint8_t> block;
   ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block).encoding,
             FloatEncoding::kAlpRice);
-  EXPECT_EQ(StreamFlags(block), kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag);
+  EXPECT_EQ(StreamFlags(block),
+            kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kLaneFlag);
   // The deltas of the thousandths as Rice codes with their best parameter: what the block would
   // take without second differences (exceptions and header left out).
   std::size_t first_order_bits = SIZE_MAX;
@@ -174,14 +177,14 @@ TEST(AlpRice, SmoothSeriesTakeSecondDifferences) {
   ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block).encoding,
             FloatEncoding::kAlpRice);
   // Those jumps are escaped rather than written as long unary runs.
-  EXPECT_EQ(StreamFlags(block),
-            kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kEscapeFlag);
+  EXPECT_EQ(StreamFlags(block), kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag |
+                                    kEscapeFlag | kLaneFlag);
   ExpectRoundTrip(v, block, *ws);
   std::vector<double> back(v.size());
   ExpectEveryCutAndFlipSafe(block, back, *ws, rng());
   // The first delta's varint is there only with the flag: without it, the varints are misread.
   std::vector<std::uint8_t> first_order =
-      WithByte(block, kAlpZstdFlagsOffset, kDeltaFlag | kZigZagFlag | kPlaceholderFlag);
+      WithByte(block, kAlpZstdFlagsOffset, kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kLaneFlag);
   const Status st = DecodeDoubles(first_order, back, *ws);
   EXPECT_TRUE(!st.ok() || !BitEqual(v, back));
 }
@@ -336,8 +339,8 @@ TEST(AlpRice, JumpsAreEscapedNotWrittenInUnary) {
   std::vector<std::uint8_t> block;
   ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block).encoding,
             FloatEncoding::kAlpRice);
-  EXPECT_EQ(StreamFlags(block),
-            kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag | kEscapeFlag);
+  EXPECT_EQ(StreamFlags(block), kDeltaFlag | kZigZagFlag | kPlaceholderFlag | kSecondOrderFlag |
+                                    kEscapeFlag | kLaneFlag);
   const std::size_t plain_bits = PlainSecondDifferenceBits(v);
   EXPECT_LT(block.size() * 8 * 2, plain_bits) << block.size() << " bytes, plain " << plain_bits;
   ExpectRoundTrip(v, block, *ws);
@@ -408,6 +411,75 @@ TEST(AlpRice, CorruptEscapesNameTheField) {
   many.insert(many.end(), good.begin() + static_cast<long>(count_offset) + 1, good.end());
   expect_corrupt(many, "escape count missing or not in 1..1024");
   ExpectEveryCutAndFlipSafe(good, back, *ws, 5);
+}
+
+}  // namespace
+}  // namespace ingot::codec
+
+namespace ingot::codec {
+namespace {
+
+// Full blocks of deltas are written in lane order; blocks written before it, in block order,
+// still decode. Both orders of the same codes round-trip bit for bit for each stream a full
+// block takes (second differences with and without escapes, zigzagged deltas, deltas above the
+// smallest), and have the same size but for the escape list's gaps.
+TEST(AlpRice, LaneOrderAndBlockOrderDecodeAlike) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(12);
+  std::vector<std::vector<double>> series;
+  std::vector<double> smooth(1024), walk(1024), rising(1024);
+  std::geometric_distribution<int> small(0.05);
+  std::int64_t cents = 0, total = 0;
+  for (std::size_t i = 0; i < smooth.size(); ++i) {
+    smooth[i] = std::round((3 * std::sin(static_cast<double>(i) / 20.0) +
+                            static_cast<double>(rng() % 3) * 1e-3) *
+                           1e3) /
+                1e3;
+    const int step = small(rng);
+    cents += (rng() & 1) ? step : -step;
+    walk[i] = static_cast<double>(cents) / 100.0;
+    total += 500 + small(rng);  // a counter: deltas above the smallest
+    rising[i] = static_cast<double>(total) / 10.0;
+  }
+  const std::uint8_t streams[] = {kZigZagFlag | kSecondOrderFlag, kZigZagFlag | kSecondOrderFlag,
+                                  kZigZagFlag, 0};
+  std::vector<double> stepped = SteppedSmooth();
+  const std::vector<double>* inputs[] = {&smooth, &stepped, &walk, &rising};
+  std::vector<double> back(1024);
+  for (std::size_t c = 0; c < std::size(inputs); ++c) {
+    const std::vector<double>& v = *inputs[c];
+    std::vector<std::uint8_t> lanes(MaxEncodedFloatBytes(v.size(), 8)), block(lanes.size());
+    SeriesHint hint;
+    const EncodeResult alp = EncodeDoublesAs(FloatEncoding::kAlp, v, hint, *ws, lanes);
+    ASSERT_EQ(alp.encoding, FloatEncoding::kAlp) << c;
+    const unsigned e = lanes[kAlpExponentOffset], f = lanes[kAlpFactorOffset];
+    const std::size_t lane_bytes =
+        EncodeAlpRiceOrdered<double>(v, e, f, *ws, lanes, RiceOrder::kLanes);
+    const std::size_t block_bytes =
+        EncodeAlpRiceOrdered<double>(v, e, f, *ws, block, RiceOrder::kBlock);
+    ASSERT_GT(lane_bytes, 0u) << c;
+    ASSERT_GT(block_bytes, 0u) << c;
+    lanes.resize(lane_bytes);
+    block.resize(block_bytes);
+    const int flags = kDeltaFlag | kPlaceholderFlag | streams[c];
+    EXPECT_EQ(StreamFlags(lanes) & ~kEscapeFlag, flags | kLaneFlag) << c;
+    EXPECT_EQ(StreamFlags(block) & ~kEscapeFlag, flags) << c;
+    if ((StreamFlags(lanes) & kEscapeFlag) == 0) {
+      EXPECT_EQ(lane_bytes, block_bytes) << c;
+    }
+    EXPECT_NE(lanes, block) << c;
+    ExpectRoundTrip(v, lanes, *ws);
+    ExpectRoundTrip(v, block, *ws);
+  }
+  // The lane flag needs the placeholder, which only a full block of deltas has.
+  std::vector<std::uint8_t> offsets;
+  std::vector<double> skewed(1024);
+  for (double& x : skewed) x = 10.0 + small(rng) * 0.01;
+  ASSERT_EQ(EncodeExact<double>(FloatEncoding::kAlpRice, skewed, *ws, offsets).encoding,
+            FloatEncoding::kAlpRice);
+  ASSERT_EQ(StreamFlags(offsets), 0);
+  ExpectCorruptNaming(WithByte(offsets, kAlpZstdFlagsOffset, kLaneFlag), skewed.size(), *ws,
+                      "lane flag without placeholder flag");
 }
 
 }  // namespace
