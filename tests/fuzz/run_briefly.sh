@@ -38,7 +38,8 @@ run() {
 # The dictionary, alp_radix, alp_rice and alp_huffman decoders start from hand-made blocks
 # (tests/fuzz/*_seeds/: the count, then the block after its encoding byte and count): one per
 # index layout; one with deltas and one with offsets and an exception; one per Rice or Huffman
-# stream, and Rice codes with escapes (second differences with steps, a counter's resets).
+# stream, Rice codes with escapes (second differences with steps, a counter's resets), and
+# Rice codes in lane order (the older seeds are in block order, which the decoder still reads).
 # The chunk decoder starts from sealed chunks (two count bytes, then the chunk): regular and
 # irregular timestamps, float and integer values.
 for f in dictionary alp_radix chunk alp_rice alp_huffman; do
