@@ -264,7 +264,11 @@ Status DecodeDictionary(std::span<const std::uint8_t> src, std::span<T> out,
   if constexpr (sizeof(T) == 8) {
     static_assert(Workspace::kRunSlack >= simd::kExpandRunsSlack);
     double* runs = ws.runs + Workspace::kRunSlack;
-    for (std::size_t r = 0; r < indexes; ++r) runs[r] = dictionary[index[r]];
+    // Last run first: ws.runs lies 384 bytes past a 4 KiB multiple from the indexes in ws.bits,
+    // so forwards each index load 48 runs ahead was taken for a reload of an older run's store
+    // (4K aliasing) and waited on it; backwards the loads run ahead of no store they alias
+    // (food_prices' dictionary blocks 0.85-0.87 -> 0.84-0.85 ns per value).
+    for (std::size_t r = indexes; r-- > 0;) runs[r] = dictionary[index[r]];
     simd::ActiveKernels().expand_runs(bitmap, runs, n, dst);
     return Status::OK();
   }
