@@ -32,9 +32,11 @@
 //   smallest delta, and (full blocks) zigzagged second differences, the change of the delta,
 //   which smooth series (a slowly turning reading: Earth orientation angles, a filtered sensor)
 //   make far smaller than the deltas. The low bits and the quotients are two streams: the low bits
-//   unpack with the FFOR kernels, the quotients' set bits are gathered by a kernel (sixteen bits
-//   per compress with AVX-512), and one more kernel joins both and sums the deltas, with no
-//   dependency between a code's position and the load of the next.
+//   unpack with the FFOR kernels, the quotients' set bits are gathered by a kernel (a word per
+//   compress with AVX-512 VBMI2, sixteen bits without it), and one more kernel joins both and
+//   sums the deltas, with no dependency between a code's position and the load of the next. A
+//   full block of deltas has its codes in lane order, eight lanes of 128 consecutive numbers, so
+//   that those sums add one vector per eight codes with no shuffle.
 //   Layout (little-endian), after the 3-byte block header:
 //     u8 exponent, u8 factor, u8 flags (bit 0: delta, bit 1: zigzagged deltas, bit 2: a
 //     placeholder code 0 before the deltas of a full block, so that its 1024 codes take FFOR's

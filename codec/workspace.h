@@ -25,7 +25,8 @@ class Workspace {
 
   // Scratch arrays sized for one block. Their contents are unspecified between calls.
   alignas(64) std::int64_t ints[kLanes];
-  alignas(64) std::int64_t ints2[kLanes];  // also a Rice block's escapes' rests, decoding
+  // Also a Rice block's escapes' rests, then (lane order) its numbers in block order, decoding.
+  alignas(64) std::int64_t ints2[kLanes];
   alignas(64) std::uint64_t bits[kLanes];
   alignas(64) std::uint16_t positions[kLanes];
   alignas(64) std::uint16_t lefts[kLanes];  // also a Rice block's escapes' positions, decoding
