@@ -859,34 +859,26 @@ std::size_t EncodeAlpRiceOrdered(std::span<const T> values, unsigned exponent, u
   const bool placeholder = delta && n == Workspace::kLanes;
   const std::size_t count = delta && !placeholder ? n - 1 : n;
   const std::size_t low_bytes = count == 0 ? 0 : PackedBytes(count, k);
-  // The codes from x (with the placeholders: x[i - skip] is code i, codes below skip are 0).
+  // The codes in the order they are written: x[i - skip] is number i (numbers below skip are
+  // placeholders 0), and in lane order code t is number 128 (t % 8) + t / 8.
   const std::size_t skip = second_order ? 2 : placeholder ? 1 : 0;
-  const auto code = [&](std::size_t i) { return i < skip ? 0 : x[i - skip]; };
-  // An escaped code's unary part is exactly `escape` zero bits. best->bits counts the codes'
-  // bits and the escape list's bytes.
-  const std::uint64_t unary_cap = escape == 0 ? ~std::uint64_t{0} : escape;
-  const std::size_t coded = delta ? n - 1 : n;  // the codes best->bits counts
-  const std::size_t unary_bytes =
-      (best->bits - 8 * (escape == 0 ? 0 : EscapeListBytes(x, count - skip, skip, k, escape)) -
-       coded * k + (placeholder ? 1 : 0) + 7) /
-      8;
-  if (unary_bytes > sizeof ws.packed - 8) return 0;
-  // The codes in the order they are written (lane order: code t is number 128 (t % 8) + t / 8),
-  // from code `wskip` of the block as the escape list counts them.
   const bool lanes = placeholder && order == RiceOrder::kLanes;
-  std::uint64_t ordered[kBlockCapacity];
-  const std::uint64_t* w = x;
-  std::size_t wskip = skip;
-  if (lanes) {
-    static_assert(simd::kRiceLanes * simd::kRiceLaneRows == Workspace::kLanes);
-    for (std::size_t t = 0; t < count; ++t) {
-      ordered[t] = code(simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes);
-    }
-    w = ordered;
-    wskip = 0;
+  static_assert(simd::kRiceLanes * simd::kRiceLaneRows == Workspace::kLanes);
+  std::uint64_t codes[kBlockCapacity];
+  for (std::size_t t = 0; t < count; ++t) {
+    const std::size_t i =
+        lanes ? simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes : t;
+    codes[t] = i < skip ? 0 : x[i - skip];
   }
-  const std::size_t escape_bytes =
-      escape == 0 ? 0 : EscapeListBytes(w, count - wskip, wskip, k, escape);
+  // An escaped code's unary part is exactly `escape` zero bits.
+  const std::uint64_t unary_cap = escape == 0 ? ~std::uint64_t{0} : escape;
+  std::size_t unary_bits = count;  // the 1 that ends each code
+  for (std::size_t t = 0; t < count; ++t) {
+    unary_bits += static_cast<std::size_t>(std::min(codes[t] >> k, unary_cap));
+  }
+  const std::size_t unary_bytes = (unary_bits + 7) / 8;
+  if (unary_bytes > sizeof ws.packed - 8) return 0;
+  const std::size_t escape_bytes = escape == 0 ? 0 : EscapeListBytes(codes, count, 0, k, escape);
   // The first integer and the base, as the decoder adds them back; the block's exact size is
   // checked before anything is written.
   const StreamVarints varints = VarintsOf(s, delta, zigzagged, second_order);
@@ -904,29 +896,28 @@ std::size_t EncodeAlpRiceOrdered(std::span<const T> values, unsigned exponent, u
   *q++ = static_cast<std::uint8_t>(k);
   if (escape != 0) {
     std::size_t escapes = 0;
-    ForEachEscape(w, count - wskip, wskip, k, escape,
-                  [&](std::uint64_t, std::uint64_t) { ++escapes; });
+    ForEachEscape(codes, count, 0, k, escape, [&](std::uint64_t, std::uint64_t) { ++escapes; });
     *q++ = static_cast<std::uint8_t>(escape);
     q = PutVarint(escapes, q);
-    ForEachEscape(w, count - wskip, wskip, k, escape, [&](std::uint64_t gap, std::uint64_t rest) {
+    ForEachEscape(codes, count, 0, k, escape, [&](std::uint64_t gap, std::uint64_t rest) {
       q = PutVarint(rest, PutVarint(gap, q));
     });
   }
-  if (count > 0) {
-    std::uint64_t lows[kBlockCapacity];
-    const std::uint64_t low_mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
-    for (std::size_t i = 0; i < count; ++i) lows[i] = (lanes ? ordered[i] : code(i)) & low_mask;
-    PackInts(lows, count, 0, k, ws.packed, q);
-    q += low_bytes;
-  }
-  std::memset(q, 0, unary_bytes);
+  // The quotients after the low bits, then the codes keep only their low bits to be packed.
+  std::uint8_t* unary = q + low_bytes;
+  std::memset(unary, 0, unary_bytes);
   std::size_t pos = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t c = lanes ? ordered[i] : code(i);
-    pos += static_cast<std::size_t>(std::min(c >> k, unary_cap));  // the 0 bits
-    q[pos / 8] = static_cast<std::uint8_t>(q[pos / 8] | (1u << (pos % 8)));
+  for (std::size_t t = 0; t < count; ++t) {
+    pos += static_cast<std::size_t>(std::min(codes[t] >> k, unary_cap));  // the 0 bits
+    unary[pos / 8] = static_cast<std::uint8_t>(unary[pos / 8] | (1u << (pos % 8)));
     ++pos;
   }
+  if (count > 0) {
+    const std::uint64_t low_mask = k == 0 ? 0 : ~std::uint64_t{0} >> (64 - k);
+    for (std::size_t t = 0; t < count; ++t) codes[t] &= low_mask;
+    PackInts(codes, count, 0, k, ws.packed, q);
+  }
+  q = unary;
   q += unary_bytes;
   // WriteExceptions reads the positions only; the integers were rewritten above.
   WriteExceptions(values, ws, exceptions, q);
