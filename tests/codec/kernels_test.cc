@@ -443,6 +443,22 @@ std::vector<const Kernels*> AllLevels() {
   return levels;
 }
 
+// `count` Rice codes as the decoder's kernels take them: where each code's quotient ends in the
+// stream (mostly short runs, every seventh up to 40 zero bits) and its `width` low bits, every
+// fifth with an escaped quotient's rest above them, which the join adds.
+void RandomRiceCodes(std::size_t count, unsigned width, std::mt19937_64& rng,
+                     std::vector<std::uint32_t>* ends, std::vector<std::uint64_t>* lows) {
+  ends->resize(count);
+  lows->resize(count);
+  std::uint32_t at = 0;
+  for (std::size_t j = 0; j < count; ++j) {
+    (*ends)[j] = at + static_cast<std::uint32_t>(rng() % (j % 7 == 0 ? 40 : 3));
+    at = (*ends)[j] + 1;
+    (*lows)[j] = width == 0 ? 0 : rng() >> (64 - width);
+    if (j % 5 == 3) (*lows)[j] += (rng() % 1000) << width;
+  }
+}
+
 // The Rice decoder's kernels against a direct computation at every level: set-bit positions of
 // sparse, half and dense words (with the stop after the word that passes the limit), and codes
 // joined from their quotients with each base/zigzag mode and no, one or two running sums, around
@@ -475,16 +491,9 @@ TEST(KernelsTest, RiceKernelsAgree) {
     }
     for (unsigned width : {0u, 3u, 17u, 56u}) {
       for (std::size_t count : {1, 2, 8, 9, 17, 100, 1023, 1024}) {
-        std::vector<std::uint32_t> ends(count);
-        std::vector<std::uint64_t> lows(count);
-        std::uint32_t at = 0;
-        for (std::size_t j = 0; j < count; ++j) {
-          ends[j] = at + static_cast<std::uint32_t>(rng() % (j % 7 == 0 ? 40 : 3));
-          at = ends[j] + 1;
-          lows[j] = width == 0 ? 0 : rng() >> (64 - width);
-          // An escaped code: the rest of its quotient above its low bits, which the kernel adds.
-          if (j % 5 == 3) lows[j] += (rng() % 1000) << width;
-        }
+        std::vector<std::uint32_t> ends;
+        std::vector<std::uint64_t> lows;
+        RandomRiceCodes(count, width, rng, &ends, &lows);
         const std::uint64_t add = rng(), first = rng(), first2 = rng();
         for (bool zigzag : {false, true}) {
           for (unsigned sums : {0u, 1u, 2u}) {
@@ -523,15 +532,9 @@ TEST(KernelsTest, RiceLaneKernelsAgree) {
   std::mt19937_64 rng(10);
   for (const Kernels* k : AllLevels()) {
     for (unsigned width : {0u, 3u, 17u, 56u}) {
-      std::vector<std::uint32_t> ends(kCount);
-      std::vector<std::uint64_t> lows(kCount);
-      std::uint32_t at = 0;
-      for (std::size_t t = 0; t < kCount; ++t) {
-        ends[t] = at + static_cast<std::uint32_t>(rng() % (t % 7 == 0 ? 40 : 3));
-        at = ends[t] + 1;
-        lows[t] = width == 0 ? 0 : rng() >> (64 - width);
-        if (t % 5 == 3) lows[t] += (rng() % 1000) << width;
-      }
+      std::vector<std::uint32_t> ends;
+      std::vector<std::uint64_t> lows;
+      RandomRiceCodes(kCount, width, rng, &ends, &lows);
       const std::uint64_t add = rng(), first = rng(), first2 = rng();
       for (bool zigzag : {false, true}) {
         for (unsigned sums : {1u, 2u}) {
