@@ -2,15 +2,16 @@
 // 1024 values, on synthetic patterns and on data files, measured first and then verified.
 //
 //   codec-bench [--type float|double]
-//               [--codec
-//               alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|alp_huffman|all]
+//               [--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|
+//                        alp_huffman|alp_ranked|all]
 //               [--pattern decimal|smooth|random|constant|repeating|all] [--file PATH.bin|PATH.csv
 //               ...]
 //               [--blocks N] [--isa scalar|avx2|avx512] [--cold] [--cpuprofile FILE]
 //
 // --codec compact is the background rewrite's choice (EncodeDoublesCompact: adaptive, alp_zstd,
-// alp_radix, alp_rice, alp_huffman or dictionary; doubles only); --codec dictionary, alp_radix,
-// alp_rice and alp_huffman force that encoding (raw when it cannot shrink the block).
+// alp_radix, alp_rice, alp_ranked or dictionary; doubles only); --codec dictionary, alp_radix,
+// alp_rice, alp_huffman (which the compact choice no longer writes) and alp_ranked force that
+// encoding (raw when it cannot shrink the block).
 // --cold gives every block a fresh hint, as a series' first block pays (a new series, a restart),
 // also for multi-block files; without it each data set keeps one hint across its blocks and
 // across the timing passes (a one-block file is then a series that repeats its block).
@@ -60,7 +61,8 @@ enum class Codec {
   kDictionary,
   kAlpRadix,
   kAlpRice,
-  kAlpHuffman
+  kAlpHuffman,
+  kAlpRanked
 };
 
 // --cold: a fresh hint for every block. Set once by main before any measurement.
@@ -77,6 +79,8 @@ const char* CodecName(Codec c) {
     case Codec::kAlpRice: return "alp_rice";
     case Codec::kAlpHuffman:
       return "alp_huffman";
+    case Codec::kAlpRanked:
+      return "alp_ranked";
   }
   return "?";
 }
@@ -95,7 +99,8 @@ struct Options {
   std::fprintf(
       stderr,
       "codec-bench: %s\nusage: codec-bench [--type float|double] "
-      "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|alp_huffman|all] "
+      "[--codec alp|gorilla|xor|adaptive|compact|dictionary|alp_radix|alp_rice|alp_huffman|"
+      "alp_ranked|all] "
       "[--pattern decimal|smooth|random|constant|repeating|all] "
       "[--file PATH.bin|PATH.csv ...] [--blocks N] [--isa scalar|avx2|avx512] [--cold] "
       "[--cpuprofile FILE]\n",
@@ -128,14 +133,16 @@ Options Parse(int argc, char** argv) {
       else if (v == "alp_rice") o.codecs.push_back(Codec::kAlpRice);
       else if (v == "alp_huffman")
         o.codecs.push_back(Codec::kAlpHuffman);
+      else if (v == "alp_ranked")
+        o.codecs.push_back(Codec::kAlpRanked);
       else if (v == "all") {
-        o.codecs = {Codec::kAlp,      Codec::kGorilla, Codec::kXor,
-                    Codec::kAdaptive, Codec::kCompact, Codec::kDictionary,
-                    Codec::kAlpRadix, Codec::kAlpRice, Codec::kAlpHuffman};
+        o.codecs = {Codec::kAlp,        Codec::kGorilla,    Codec::kXor,      Codec::kAdaptive,
+                    Codec::kCompact,    Codec::kDictionary, Codec::kAlpRadix, Codec::kAlpRice,
+                    Codec::kAlpHuffman, Codec::kAlpRanked};
       } else
         Usage(
             "--codec takes alp, gorilla, xor, adaptive, compact, dictionary, alp_radix, alp_rice, "
-            "alp_huffman or all");
+            "alp_huffman, alp_ranked or all");
     } else if (arg == "--pattern") {
       const std::string v = value();
       pattern_given = true;
@@ -240,6 +247,8 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kAlpRice: return EncodeDoublesAs(FloatEncoding::kAlpRice, v, hint, ws, out);
       case Codec::kAlpHuffman:
         return EncodeDoublesAs(FloatEncoding::kAlpHuffman, v, hint, ws, out);
+      case Codec::kAlpRanked:
+        return EncodeDoublesAs(FloatEncoding::kAlpRanked, v, hint, ws, out);
     }
   } else {
     switch (codec) {
@@ -254,6 +263,8 @@ EncodeResult EncodeBlock(Codec codec, std::span<const T> v, SeriesHint& hint, Wo
       case Codec::kAlpRice: return EncodeFloatsAs(FloatEncoding::kAlpRice, v, hint, ws, out);
       case Codec::kAlpHuffman:
         return EncodeFloatsAs(FloatEncoding::kAlpHuffman, v, hint, ws, out);
+      case Codec::kAlpRanked:
+        return EncodeFloatsAs(FloatEncoding::kAlpRanked, v, hint, ws, out);
     }
   }
   return {};

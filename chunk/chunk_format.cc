@@ -177,7 +177,7 @@ bool IsCompactEncoding(std::uint8_t value_encoding) {
   using codec::FloatEncoding;
   for (FloatEncoding e :
        {FloatEncoding::kAlpZstd, FloatEncoding::kDictionary, FloatEncoding::kAlpRadix,
-        FloatEncoding::kAlpRice, FloatEncoding::kAlpHuffman}) {
+        FloatEncoding::kAlpRice, FloatEncoding::kAlpHuffman, FloatEncoding::kAlpRanked}) {
     if (value_encoding == static_cast<std::uint8_t>(e)) return true;
   }
   return false;

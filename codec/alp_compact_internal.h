@@ -1,4 +1,5 @@
-// Pieces shared by the compact ALP encodings (alp_compact.cc: zstd, radix, Rice; alp_huffman.cc):
+// Pieces shared by the compact ALP encodings (alp_compact.cc: zstd, radix, Rice; alp_huffman.cc;
+// alp_ranked.cc):
 // the integers and exceptions they all start from, their common header fields and flags, the
 // exceptions' tail and the final multiply. Not part of the codec's interface: include from those
 // files only.
@@ -21,14 +22,16 @@ namespace ingot::codec::compact {
 
 // Flags byte (kAlpZstdFlagsOffset) of the compact encodings.
 inline constexpr std::uint8_t kDeltaFlag = 1;
-// kAlpRice and kAlpHuffman: the deltas are zigzagged (no base).
+// kAlpRice, kAlpHuffman and kAlpRanked: the deltas are zigzagged (no base).
 inline constexpr std::uint8_t kZigZagFlag = 2;
-// kAlpRice and kAlpHuffman, with kDeltaFlag: code 0 is a placeholder 0 (the first integer is a
-// header varint), so that a full block has 1024 codes (Rice: FFOR's interleaved layout for the
-// low bits; Huffman: eight whole segments). Rice sets it on full blocks only.
+// kAlpRice, kAlpHuffman and kAlpRanked, with kDeltaFlag: code 0 is a placeholder 0 (the first
+// integer is a header varint), so that a full block has 1024 codes (Rice: FFOR's interleaved
+// layout for the low bits; Huffman: eight whole segments; ranked: whole lanes). Rice sets it on
+// full blocks only.
 inline constexpr std::uint8_t kPlaceholderFlag = 4;
-// kAlpRice and kAlpHuffman, with the three flags above, full blocks only: codes 2 .. 1023 are
-// zigzagged second differences (the first delta is a header varint, code 1 a second placeholder 0).
+// kAlpRice, kAlpHuffman and kAlpRanked, with the three flags above, full blocks only: codes 2 ..
+// 1023 are zigzagged second differences (the first delta is a header varint, code 1 a second
+// placeholder 0).
 inline constexpr std::uint8_t kSecondOrderFlag = 8;
 // Any compact encoding: some values that ALP's multiplications do not give back are their
 // integer divided by 10^(exponent - factor) (a division is correctly rounded, as the parse of the
@@ -84,9 +87,9 @@ template <typename T>
 bool CompactAlpInts(std::span<const T> values, unsigned exponent, unsigned factor, Workspace& ws,
                     simd::AlpEncodeStats* stats) noexcept;
 
-// The integer streams the entropy-coded encodings (alp_rice, alp_huffman) choose between, built
-// from CompactAlpInts' integers (ws.ints, which become the offsets in place). Wrapping
-// arithmetic: the decoders sum the same differences back mod 2^64.
+// The integer streams the entropy-coded encodings (alp_rice, alp_huffman, alp_ranked) choose
+// between, built from CompactAlpInts' integers (ws.ints, which become the offsets in place).
+// Wrapping arithmetic: the decoders sum the same differences back mod 2^64.
 struct CompactStreams {
   std::uint64_t* offsets = nullptr;  // ws.ints: each integer minus `lo`
   // n >= 2: [0] is a placeholder 0, [i] is zigzag(delta i) (ws.ints2), and delta i minus the

@@ -47,9 +47,11 @@ Status InspectFloatBlock(std::span<const std::uint8_t> src, FloatBlockInfo* info
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kAlpRadix:
     case FloatEncoding::kAlpRice:
-    case FloatEncoding::kAlpHuffman: {
+    case FloatEncoding::kAlpHuffman:
+    case FloatEncoding::kAlpRanked: {
       static_assert(kAlpRadixHeaderBytes == kAlpRiceHeaderBytes);
       static_assert(kAlpRadixHeaderBytes == kAlpHuffmanHeaderBytes);
+      static_assert(kAlpRadixHeaderBytes == kAlpRankedHeaderBytes);
       const std::size_t header = info->encoding == FloatEncoding::kAlpZstd ? kAlpZstdHeaderBytes
                                                                            : kAlpRadixHeaderBytes;
       if (src.size() < header) return TooShort(info->encoding, src.size(), header);

@@ -36,9 +36,10 @@ enum class FloatEncoding : std::uint8_t {
   kAlpRadix = 9,  // ALP integers as digits of their range, several to a field (background rewrites)
   kAlpRice = 10,  // ALP integers (gaps, deltas or offsets) Rice-coded (background rewrites)
   kAlpHuffman =
-      11,  // ALP integers: Huffman-coded bit lengths and the bits below (background rewrites)
+      11,  // ALP integers: Huffman-coded bit lengths and the bits below (no longer written)
+  kAlpRanked = 12,  // ALP integers: ranked bit lengths, Rice-coded, and the bits below
 };
-inline constexpr int kFloatEncodingCount = 12;
+inline constexpr int kFloatEncodingCount = 13;
 
 // A short stable name ("alp", "gorilla", ...) for metrics and reports.
 const char* FloatEncodingName(FloatEncoding e) noexcept;
@@ -62,7 +63,7 @@ EncodeResult EncodeFloats(std::span<const float> values, SeriesHint& hint, Works
                           std::span<std::uint8_t> out) noexcept;
 
 // Encodes for long-term storage: EncodeDoubles' choice, ALP as radix digits (kAlpRadix), as Rice
-// codes (kAlpRice), as Huffman-coded bit lengths (kAlpHuffman) or through zstd (kAlpZstd), or a
+// codes (kAlpRice), as ranked bit lengths (kAlpRanked) or through zstd (kAlpZstd), or a
 // dictionary of the distinct values (kDictionary), whichever is smallest; an encoding that decodes
 // slower than a smaller-or-equal faster one must save 1/32 of the block more. Several times slower
 // than EncodeDoubles: meant for background rewrites of sealed chunks, not the ingest path.

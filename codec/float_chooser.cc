@@ -186,6 +186,7 @@ std::size_t EncodeCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kAlpRadix:
     case FloatEncoding::kAlpRice:
     case FloatEncoding::kAlpHuffman:
+    case FloatEncoding::kAlpRanked:
       break;
   }
   return 0;
@@ -415,6 +416,7 @@ std::size_t EncodeRemembered(FloatEncoding encoding, std::span<const T> values, 
     case FloatEncoding::kAlpRadix:
     case FloatEncoding::kAlpRice:
     case FloatEncoding::kAlpHuffman:
+    case FloatEncoding::kAlpRanked:
       break;
   }
   return 0;
@@ -447,6 +449,7 @@ std::size_t EstimateCandidate(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kAlpRadix:
     case FloatEncoding::kAlpRice:
     case FloatEncoding::kAlpHuffman:
+    case FloatEncoding::kAlpRanked:
       break;
   }
   return SIZE_MAX;
@@ -489,6 +492,7 @@ bool SwitchIfSmaller(FloatEncoding encoding, std::span<const T> values, const Al
     case FloatEncoding::kAlpRadix:
     case FloatEncoding::kAlpRice:
     case FloatEncoding::kAlpHuffman:
+    case FloatEncoding::kAlpRanked:
       break;
   }
   if (candidate_bytes == 0) return false;
@@ -796,6 +800,8 @@ std::size_t EncodeCompactAlp(FloatEncoding encoding, std::span<const T> values,
     case FloatEncoding::kAlpRice: return EncodeAlpRice<T>(values, alp.exponent, alp.factor, ws, out);
     case FloatEncoding::kAlpHuffman:
       return EncodeAlpHuffman<T>(values, alp.exponent, alp.factor, ws, out);
+    case FloatEncoding::kAlpRanked:
+      return EncodeAlpRanked<T>(values, alp.exponent, alp.factor, ws, out);
     default: return EncodeAlpRadix<T>(values, alp.exponent, alp.factor, ws, out);
   }
 }
@@ -817,12 +823,12 @@ constexpr std::size_t kZstdMarginShare = 4;
 enum class CompactCandidates {
   kRadix,         // radix digits only (a checkpointed head: cheap to write)
   kFastDecoding,  // radix digits and Rice codes (a dictionary's own block, see below)
-  kAll,           // radix digits, Rice codes, Huffman codes and zstd (a sealed block)
+  kAll,           // radix digits, Rice codes, ranked bit lengths and zstd (a sealed block)
 };
 
 // EncodeDoubles' choice, or ALP as radix digits and, as `candidates` allows, ALP as Rice codes,
-// Huffman codes or through zstd, when one of them is smaller. With radix digits only, only an ALP
-// choice is tried again: the search of a block that the chooser did not write as ALP is not
+// ranked bit lengths or through zstd, when one of them is smaller. With radix digits only, only an
+// ALP choice is tried again: the search of a block that the chooser did not write as ALP is not
 // repeated for the cheap candidate.
 EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHint& hint,
                                         Workspace& ws, std::span<std::uint8_t> out,
@@ -840,9 +846,10 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
   const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
   EncodeResult best = chosen;
   // Each candidate goes to ws.bytes, bounded by the best so far, and replaces it when it fits.
-  // One that decodes slower than those before it (Huffman about twice Rice's time, zstd about
-  // twice Huffman's) must also save kSlowerDecodeMargin of the block, and zstd at least
-  // kZstdMinSavedBytes.
+  // One that decodes slower than those before it (ranked bit lengths about 1.4 times Rice's time,
+  // zstd several times theirs) must also save kSlowerDecodeMargin of the block, and zstd at least
+  // kZstdMinSavedBytes. Huffman codes of the bit lengths (kAlpHuffman) are no longer written:
+  // ranked bit lengths take as many bytes and decode 1.6-1.8 times faster (docs/codec-format.md).
   const auto consider = [&](FloatEncoding encoding, bool slower, std::size_t min_saved = 0) {
     const std::size_t margin =
         std::max(slower ? best.bytes / kSlowerDecodeMargin : 0, min_saved);
@@ -858,7 +865,7 @@ EncodeResult EncodeAdaptiveOrCompactAlp(std::span<const double> values, SeriesHi
   if (!with_entropy) return best;
   consider(FloatEncoding::kAlpRice, false);
   if (candidates == CompactCandidates::kFastDecoding) return best;
-  consider(FloatEncoding::kAlpHuffman, true);
+  consider(FloatEncoding::kAlpRanked, true);
   consider(FloatEncoding::kAlpZstd, true,
            std::max(kZstdMinSavedBytes, best.bytes / kZstdMarginShare));
   return best;
@@ -934,7 +941,8 @@ EncodeResult EncodeForced(FloatEncoding encoding, std::span<const T> values, Ser
     case FloatEncoding::kAlpZstd:
     case FloatEncoding::kAlpRadix:
     case FloatEncoding::kAlpRice:
-    case FloatEncoding::kAlpHuffman: {
+    case FloatEncoding::kAlpHuffman:
+    case FloatEncoding::kAlpRanked: {
       const AlpChoice alp = SearchAlpExponents(values, hint, ws, kNoRival, /*for_encode=*/true);
       bytes = EncodeCompactAlp(encoding, values, alp, ws, bounded);
       break;
@@ -968,6 +976,8 @@ const char* FloatEncodingName(FloatEncoding e) noexcept {
     case FloatEncoding::kAlpRice: return "alp_rice";
     case FloatEncoding::kAlpHuffman:
       return "alp_huffman";
+    case FloatEncoding::kAlpRanked:
+      return "alp_ranked";
   }
   return "unknown";
 }

@@ -490,6 +490,8 @@ Status DecodeBlock(std::span<const std::uint8_t> src, std::span<T> out, Workspac
       return DecodeAlpRice(src, out, ws);
     case FloatEncoding::kAlpHuffman:
       return DecodeAlpHuffman(src, out, ws);
+    case FloatEncoding::kAlpRanked:
+      return DecodeAlpRanked(src, out, ws);
   }
   return Status::Corruption("value block: unknown encoding " + N(src[0]));
 }

@@ -116,7 +116,8 @@ std::size_t EncodeAlpRiceOrdered(std::span<const T> values, unsigned exponent, u
 template <typename T>
 Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
-// ALP integers as a Huffman code of each one's bit length and its bits below the leading one:
+// ALP integers as a Huffman code of each one's bit length and its bits below the leading one
+// (no longer chosen by EncodeDoublesCompact, which writes kAlpRanked instead; still decoded):
 // offsets from the minimum, zigzagged deltas, deltas above the smallest or (full blocks) second
 // differences, whichever is smallest. Near the entropy of skewed deltas that follow no one-
 // parameter law (sentinels, prices that mostly stay put), decoded several times faster than
@@ -131,6 +132,21 @@ std::size_t EncodeAlpHuffman(std::span<const T> values, unsigned exponent, unsig
 template <typename T>
 Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
                         Workspace& ws) noexcept;
+
+// ALP integers as the bit lengths of the same four streams ranked by frequency and Rice-coded
+// (parameter 0-3), with the bits below each leading one in a stream of their own: within about 2%
+// of the Huffman code's bits, and every step of the decode a vector step (codec/alp_ranked.cc).
+// 0 when it cannot represent the block (a number of 2^47 or more) or does not fit.
+template <typename T>
+std::size_t EncodeAlpRanked(std::span<const T> values, unsigned exponent, unsigned factor,
+                            Workspace& ws, std::span<std::uint8_t> out) noexcept;
+
+// Decodes a kAlpRanked block. REQUIRES: a checked header. Corruption on a bad field, varint,
+// rank table (a category over 47), stream length, a unary stream that does not end with its last
+// code, a rank past the table, a field stream that does not end in its last byte with zero
+// padding, or a bad exception position.
+template <typename T>
+Status DecodeAlpRanked(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws) noexcept;
 
 // ---- Dictionary ----------------------------------------------------------------------------
 // Blocks that repeat a few hundred distinct values (prices, sensor readings, coordinates that

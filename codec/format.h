@@ -63,6 +63,9 @@ inline constexpr std::size_t kAlpRiceHeaderBytes = kAlpZstdBaseOffset;
 // ALP Huffman-coded: the same fixed fields, then varints, the code and the segments (see
 // codec/alp_huffman.cc).
 inline constexpr std::size_t kAlpHuffmanHeaderBytes = kAlpZstdBaseOffset;
+// ALP with ranked bit lengths: the same fixed fields, then varints, the ranks and three streams
+// (see codec/alp_ranked.cc).
+inline constexpr std::size_t kAlpRankedHeaderBytes = kAlpZstdBaseOffset;
 
 // ALP-RD: header, right bit width, dictionary size, exception count (u16); then the dictionary.
 inline constexpr std::size_t kAlpRdHeaderBytes = kBlockHeaderBytes + 1 + 1 + 2;

@@ -12,7 +12,7 @@ const Kernels* Avx2Kernels() noexcept { return nullptr; }
 #endif
 #ifndef INGOT_HAVE_AVX512_KERNELS
 const Kernels* Avx512Kernels() noexcept { return nullptr; }
-const Kernels* Avx512KernelsWithoutVbmi2() noexcept { return nullptr; }
+const Kernels* Avx512KernelsWithoutVbmi() noexcept { return nullptr; }
 #endif
 
 namespace {

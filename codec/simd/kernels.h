@@ -71,6 +71,55 @@ struct HuffmanSegments {
   std::uint64_t* ints;
 };
 
+// ranked_codes' work (kAlpRanked, codec/alp_ranked.cc): `count` codes into numbers. Code i's
+// index is ((quotient i + 1) << k) + its k-bit field (bit k i of `lows`, bit 0 of byte 0 first),
+// quotient i being the 0 bits between the set bits that end codes i - 1 and i (`ends`,
+// ascending; code 0 counts from bit 0). categories[index % 64] is its number's bit length c
+// (0..kRankedMaxCategory), and the number is 0 for c = 0, else a one followed by the next c - 1
+// bits of `bits` (fields one after another from bit 0, least significant bit first), plus `add`
+// (wrapping). `widest` is the largest category in the table (the AVX-512 kernel reads 32-bit
+// lanes when it is at most kRankedNarrowCategory).
+//
+// sums 0: out[i] is code i's number. sums 1 or 2 (a full block whose codes are in lane order, as
+// rice_join_lanes' are): the numbers are unzigzagged when `zigzag` (REQUIRES: add 0 then), and
+// `in_order` gets their running sums in block order from first (and first2), as lane_sums computes
+// them; `out` is scratch.
+//
+// Reads: ends[0 .. count), lows up to byte ceil(k count / 8) + 8, and bits only below
+// `readable`: the kernels stop before a code whose field could start within 8 bytes of it, or
+// (vectorized) before a group of kRankedGroup codes whose first field could start within
+// kRankedReadAhead bytes, so that a corrupt block never reads past the caller's copy. Returns
+// the codes decoded (count unless stopped, and then nothing is summed), the bit after the last
+// field read and the largest index, which the caller checks against its table.
+inline constexpr unsigned kRankedMaxK = 3;
+inline constexpr unsigned kRankedMaxCategory = 47;
+inline constexpr unsigned kRankedNarrowCategory = 25;
+inline constexpr std::size_t kRankedTable = 64;
+inline constexpr std::size_t kRankedGroup = 16;
+inline constexpr std::size_t kRankedReadAhead = 128;
+struct RankedCodes {
+  const std::uint32_t* ends;
+  std::size_t count;
+  unsigned k;
+  const std::uint8_t* lows;
+  const std::uint8_t* categories;  // kRankedTable entries
+  unsigned widest;
+  const std::uint8_t* bits;
+  std::size_t readable;
+  std::uint64_t add;
+  std::uint64_t* out;
+  unsigned sums = 0;
+  bool zigzag = false;
+  std::uint64_t first = 0;
+  std::uint64_t first2 = 0;
+  std::uint64_t* in_order = nullptr;
+};
+struct RankedResult {
+  std::size_t done = 0;
+  std::uint64_t bit_end = 0;
+  std::uint32_t max_index = 0;
+};
+
 struct Kernels {
   IsaLevel level;
   const char* name;
@@ -209,6 +258,12 @@ struct Kernels {
                                    bool zigzag, unsigned sums, std::uint64_t first,
                                    std::uint64_t first2, std::uint64_t* ints, std::uint64_t* out);
 
+  // rice_join_lanes' sums of numbers already decoded: `ints` holds a full block's numbers in
+  // lane order (unzigzagged first when `zigzag`); `out` gets their running sums in block order.
+  // `ints` is clobbered. REQUIRES: sums 1 or 2, out does not overlap ints.
+  void (*lane_sums)(std::uint64_t* ints, bool zigzag, unsigned sums, std::uint64_t first,
+                    std::uint64_t first2, std::uint64_t* out);
+
   // In place: ints[0] = first, ints[j] += ints[j - 1] for j in 1 .. count - 1 (deltas into
   // integers; wrapping). REQUIRES: count >= 1.
   void (*prefix_sum)(std::uint64_t* ints, std::size_t count, std::uint64_t first);
@@ -225,6 +280,9 @@ struct Kernels {
 
   // The codes of kAlpHuffman segments (codec/alp_huffman.cc), all segments advanced in one loop.
   void (*huffman_segments)(const HuffmanSegments& job);
+
+  // The numbers of a kAlpRanked block (RankedCodes above).
+  RankedResult (*ranked_codes)(const RankedCodes& job);
 
   // For every stride-th of v[0 .. n) (from v[0]), sample k: low[k] = the leading zero bits of
   // v - lo and high[k] those of hi - v (unsigned differences, 64 for 0), ceil(n / stride) bytes
@@ -314,8 +372,9 @@ bool ForceIsa(IsaLevel level) noexcept;
 const Kernels& ScalarKernels() noexcept;
 const Kernels* Avx2Kernels() noexcept;    // nullptr when not compiled in
 const Kernels* Avx512Kernels() noexcept;  // nullptr when not compiled in
-// On a CPU with AVX-512 VBMI2, Avx512Kernels() takes its set-bit positions from a VBMI2 kernel;
-// this is the AVX-512 table without it, for tests (nullptr elsewhere).
-const Kernels* Avx512KernelsWithoutVbmi2() noexcept;
+// On a CPU with AVX-512 VBMI2, Avx512Kernels() takes its set-bit positions from a VBMI2 kernel,
+// and with VBMI its ranked codes from a VBMI kernel; this is the AVX-512 table without them, for
+// tests (nullptr where they are not used).
+const Kernels* Avx512KernelsWithoutVbmi() noexcept;
 
 }  // namespace ingot::codec::simd

@@ -488,7 +488,7 @@ bool IsCompact(std::uint8_t e) {
   using F = codec::FloatEncoding;
   const auto is = [e](F f) { return e == static_cast<std::uint8_t>(f); };
   return is(F::kAlpZstd) || is(F::kDictionary) || is(F::kAlpRadix) || is(F::kAlpRice) ||
-         is(F::kAlpHuffman);
+         is(F::kAlpHuffman) || is(F::kAlpRanked);
 }
 
 TEST(ChunkGroupTest, RecodeCompactRewritesEveryFloatBlockOnce) {

@@ -239,6 +239,7 @@ TEST_F(ChunkGrouperTest, CompactionsRewriteAGroupsBlocksCompactlyAndExactly) {
                                                        e == codec::FloatEncoding::kAlpRadix ||
                                                        e == codec::FloatEncoding::kAlpRice ||
                                                        e == codec::FloatEncoding::kAlpHuffman ||
+                                                       e == codec::FloatEncoding::kAlpRanked ||
                                                        e == codec::FloatEncoding::kDictionary;
                                    }
                                    return Status::OK();

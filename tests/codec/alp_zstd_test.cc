@@ -95,7 +95,7 @@ TEST(AlpZstd, CompactChoiceTakesItForARepeatingPattern) {
   for (double& x : pattern) x = static_cast<double>(1000 + rng() % 8000) / 100;  // 2 decimals
   std::vector<double> v(1024);
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = pattern[i % pattern.size()];
-  const CompactBesideForced both = EncodeBoth(v, FloatEncoding::kAlpHuffman);
+  const CompactBesideForced both = EncodeBoth(v, FloatEncoding::kAlpRanked);
   EXPECT_EQ(both.compact.encoding, FloatEncoding::kAlpZstd);
   EXPECT_LT(both.compact.bytes * 3, both.forced.bytes)
       << both.compact.bytes << " against " << both.forced.bytes;

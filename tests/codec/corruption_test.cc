@@ -20,7 +20,8 @@ constexpr FloatEncoding kEncodings[] = {
     FloatEncoding::kRaw,       FloatEncoding::kConstant, FloatEncoding::kAlp,
     FloatEncoding::kAlpDelta,  FloatEncoding::kAlpRd,    FloatEncoding::kGorilla,
     FloatEncoding::kXorGroups, FloatEncoding::kAlpZstd,  FloatEncoding::kDictionary,
-    FloatEncoding::kAlpRadix,  FloatEncoding::kAlpRice,  FloatEncoding::kAlpHuffman};
+    FloatEncoding::kAlpRadix,  FloatEncoding::kAlpRice,  FloatEncoding::kAlpHuffman,
+    FloatEncoding::kAlpRanked};
 
 template <typename T>
 std::vector<std::vector<std::uint8_t>> EncodedBlocks(Workspace& ws) {
@@ -82,6 +83,14 @@ void Torture() {
     return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpHuffman) &&
            (b[kAlpZstdFlagsOffset] & compact::kSplitFlag) != 0;
   }));
+  // And ranked bit lengths of a full block of deltas (lane order) and of a short block.
+  for (const std::size_t n : {std::size_t{1024}, std::size_t{300}}) {
+    EXPECT_TRUE(std::any_of(blocks.begin(), blocks.end(), [n](const auto& b) {
+      return b[0] == static_cast<std::uint8_t>(FloatEncoding::kAlpRanked) &&
+             (b[kAlpZstdFlagsOffset] & compact::kDeltaFlag) != 0 &&
+             static_cast<std::size_t>(b[1] | b[2] << 8) == n;
+    })) << n;
+  }
   std::mt19937_64 rng(42);
   for (const auto& block : blocks) {
     const std::size_t n = block[1] | (block[2] << 8);

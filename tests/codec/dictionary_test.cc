@@ -153,17 +153,18 @@ TEST(Dictionary, OwnBlockIsWrittenWithFastDecodingEncodings) {
   const std::size_t own_bytes = LoadLe<std::uint16_t>(buf.data() + kDictionaryBlockBytesOffset);
   const auto own = static_cast<FloatEncoding>(buf[kDictionaryHeaderBytes]);
   EXPECT_NE(own, FloatEncoding::kAlpHuffman);
+  EXPECT_NE(own, FloatEncoding::kAlpRanked);
   EXPECT_NE(own, FloatEncoding::kAlpZstd);
   std::vector<double> back(1024);
   ASSERT_TRUE(DecodeDoubles({buf.data(), r.bytes}, back, *ws).ok());
   EXPECT_TRUE(BitEqual(v, back));
-  // Huffman codes would have been smaller by more than the margin a slower encoding must save.
+  // Ranked bit lengths would have been smaller by more than the margin a slower encoding must save.
   std::vector<double> sorted = places;
   std::sort(sorted.begin(), sorted.end());
-  std::vector<std::uint8_t> huffman(MaxEncodedFloatBytes(sorted.size(), 8));
+  std::vector<std::uint8_t> ranked(MaxEncodedFloatBytes(sorted.size(), 8));
   SeriesHint fresh;
-  const EncodeResult h = EncodeDoublesAs(FloatEncoding::kAlpHuffman, sorted, fresh, *ws, huffman);
-  ASSERT_EQ(h.encoding, FloatEncoding::kAlpHuffman);
+  const EncodeResult h = EncodeDoublesAs(FloatEncoding::kAlpRanked, sorted, fresh, *ws, ranked);
+  ASSERT_EQ(h.encoding, FloatEncoding::kAlpRanked);
   EXPECT_LT(h.bytes + own_bytes / 32, own_bytes) << FloatEncodingName(own);
 }
 

@@ -1,4 +1,5 @@
-// Divided exceptions of the compact ALP encodings (kAlpZstd, kAlpRadix, kAlpRice, kAlpHuffman):
+// Divided exceptions of the compact ALP encodings (kAlpZstd, kAlpRadix, kAlpRice, kAlpHuffman,
+// kAlpRanked):
 // values that ALP's multiplications do not give back, but their integer over 10^(exponent - factor)
 // does, stay in the integer stream and cost two bytes each instead of ten; corrupt lists are named.
 #include <gtest/gtest.h>
@@ -33,7 +34,8 @@ struct Case {
 const Case kCases[] = {{"alp_zstd", EncodeAlpZstd<double>},
                        {"alp_radix", EncodeAlpRadix<double>},
                        {"alp_rice", EncodeAlpRice<double>},
-                       {"alp_huffman", EncodeAlpHuffman<double>}};
+                       {"alp_huffman", EncodeAlpHuffman<double>},
+                       {"alp_ranked", EncodeAlpRanked<double>}};
 
 // A slow walk with 6 decimals, as the IERS pole coordinates are printed.
 std::vector<double> SixDecimals(std::uint64_t seed) {

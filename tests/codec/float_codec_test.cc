@@ -30,7 +30,7 @@ constexpr FloatEncoding kForced[] = {
     FloatEncoding::kRaw,       FloatEncoding::kConstant,   FloatEncoding::kAlp,
     FloatEncoding::kAlpDelta,  FloatEncoding::kAlpRd,      FloatEncoding::kGorilla,
     FloatEncoding::kXorGroups, FloatEncoding::kDictionary, FloatEncoding::kAlpRadix,
-    FloatEncoding::kAlpRice,   FloatEncoding::kAlpHuffman};
+    FloatEncoding::kAlpRice,   FloatEncoding::kAlpHuffman, FloatEncoding::kAlpRanked};
 
 template <typename T>
 class FloatCodecTest : public ::testing::Test {

@@ -28,7 +28,7 @@ std::vector<const Kernels*> VectorLevels() {
   for (IsaLevel l : {IsaLevel::kAvx2, IsaLevel::kAvx512}) {
     if (const Kernels* k = simd::KernelsFor(l)) levels.push_back(k);
   }
-  if (const Kernels* k = simd::Avx512KernelsWithoutVbmi2()) levels.push_back(k);
+  if (const Kernels* k = simd::Avx512KernelsWithoutVbmi()) levels.push_back(k);
   return levels;
 }
 
@@ -560,6 +560,220 @@ TEST(KernelsTest, RiceLaneKernelsAgree) {
                     all);
           EXPECT_EQ(got, want) << k->name << " width " << width << " zigzag " << zigzag << " sums "
                                << sums;
+        }
+      }
+    }
+  }
+}
+
+// A kAlpRanked job (simd::RankedCodes) built from random ranks, with what the kernel must give
+// for it: each code's index, the bit where its field starts (at[count] is the end of the last)
+// and its number before `add`. Codes with `stray` quotients have indexes past the table, which
+// the kernels take modulo its 64 entries (the decoder rejects them from max_index).
+struct RankedCase {
+  unsigned k = 0;
+  alignas(64) std::uint8_t categories[simd::kRankedTable] = {};
+  unsigned widest = 0;
+  std::vector<std::uint32_t> ends;
+  std::vector<std::uint8_t> lows;  // ceil(k count / 8) + 8 bytes, as the kernels may read
+  std::vector<std::uint8_t> bits;  // the fields, then kRankedReadAhead random bytes
+  std::vector<std::uint32_t> index;
+  std::vector<std::uint64_t> at;
+  std::vector<std::uint64_t> number;
+};
+
+// Bits [at, at + width) of `bytes`, bit 0 of byte 0 first, one at a time.
+std::uint64_t BitsAt(const std::vector<std::uint8_t>& bytes, std::uint64_t at, unsigned width) {
+  std::uint64_t v = 0;
+  for (unsigned b = 0; b < width; ++b) {
+    const std::uint64_t bit = at + b;
+    v |= static_cast<std::uint64_t>((bytes[bit / 8] >> (bit % 8)) & 1) << b;
+  }
+  return v;
+}
+
+RankedCase MakeRankedCase(std::size_t count, unsigned k, bool wide, unsigned ranks, bool stray,
+                          std::mt19937_64& rng) {
+  RankedCase c;
+  c.k = k;
+  // Categories up to the narrow limit, or up to 47 with at least one past it, so that the
+  // AVX-512 kernel takes its 32-bit or its 64-bit lanes.
+  const unsigned top = wide ? simd::kRankedMaxCategory : simd::kRankedNarrowCategory;
+  for (unsigned r = 0; r < ranks; ++r) {
+    c.categories[r + (1u << k)] = static_cast<std::uint8_t>(rng() % (top + 1));
+  }
+  c.categories[(1u << k) + rng() % ranks] = static_cast<std::uint8_t>(
+      wide ? simd::kRankedNarrowCategory + 1 + rng() % (top - simd::kRankedNarrowCategory) : top);
+  for (std::uint8_t category : c.categories) c.widest = std::max<unsigned>(c.widest, category);
+  c.ends.resize(count);
+  c.index.resize(count);
+  c.lows.resize((k * count + 7) / 8 + 8);
+  for (auto& b : c.lows) b = static_cast<std::uint8_t>(rng());
+  std::uint32_t next = 0;  // the unary stream's next bit
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint32_t rank = static_cast<std::uint32_t>(rng() % ranks);
+    if (stray && i % 37 == 5) rank += static_cast<std::uint32_t>(rng() % 200);
+    const std::uint32_t quotient = rank >> k, low = rank & ((1u << k) - 1);
+    c.ends[i] = next + quotient;
+    next = c.ends[i] + 1;
+    // The low bits at bit k i, over random bits that the kernels must mask off.
+    for (unsigned b = 0; b < k; ++b) {
+      const std::size_t bit = k * i + b;
+      c.lows[bit / 8] = static_cast<std::uint8_t>((c.lows[bit / 8] & ~(1u << (bit % 8))) |
+                                                  ((low >> b) & 1) << (bit % 8));
+    }
+    c.index[i] = ((quotient + 1) << k) | low;
+  }
+  // The fields are random bits: each code takes the next c - 1 of them.
+  std::uint64_t field_bits = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const unsigned category = c.categories[c.index[i] % simd::kRankedTable];
+    field_bits += category == 0 ? 0 : category - 1;
+  }
+  c.bits.resize((field_bits + 7) / 8 + simd::kRankedReadAhead);
+  for (auto& b : c.bits) b = static_cast<std::uint8_t>(rng());
+  std::uint64_t bit = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const unsigned category = c.categories[c.index[i] % simd::kRankedTable];
+    c.at.push_back(bit);
+    c.number.push_back(category == 0 ? 0
+                                     : (std::uint64_t{1} << (category - 1)) |
+                                           BitsAt(c.bits, bit, category - 1));
+    bit += category == 0 ? 0 : category - 1;
+  }
+  c.at.push_back(bit);
+  return c;
+}
+
+// What any level must return when `readable` bytes of the field stream may be read: the codes
+// before the first whose field starts within 8 bytes of the end, the bit after them and their
+// largest index.
+simd::RankedResult ExpectedRanked(const RankedCase& c, std::size_t readable) {
+  simd::RankedResult r;
+  while (r.done < c.ends.size() && (c.at[r.done] >> 3) + 8 <= readable) {
+    r.max_index = std::max(r.max_index, c.index[r.done]);
+    ++r.done;
+  }
+  r.bit_end = c.at[r.done];
+  return r;
+}
+
+// Runs `kernels`' ranked_codes on `c` with its streams in heap copies of exactly the bytes the
+// kernel may read (`readable` of the fields), so that an over-read is an ASan report.
+simd::RankedResult RunRanked(const Kernels& kernels, const RankedCase& c, std::size_t readable,
+                             std::uint64_t add, unsigned sums, bool zigzag, std::uint64_t first,
+                             std::uint64_t first2, std::vector<std::uint64_t>* out,
+                             std::vector<std::uint64_t>* in_order) {
+  const std::size_t count = c.ends.size();
+  auto ends = std::make_unique<std::uint32_t[]>(count);
+  std::copy(c.ends.begin(), c.ends.end(), ends.get());
+  auto lows = std::make_unique<std::uint8_t[]>(c.lows.size());
+  std::copy(c.lows.begin(), c.lows.end(), lows.get());
+  auto bits = std::make_unique<std::uint8_t[]>(readable);
+  std::copy(c.bits.begin(), c.bits.begin() + static_cast<std::ptrdiff_t>(readable), bits.get());
+  out->assign(count, 0);
+  simd::RankedCodes job{ends.get(), count,      c.k,      lows.get(), c.categories,
+                        c.widest,   bits.get(), readable, add,        out->data()};
+  job.sums = sums;
+  job.zigzag = zigzag;
+  job.first = first;
+  job.first2 = first2;
+  job.in_order = sums == 0 ? nullptr : in_order->data();
+  return kernels.ranked_codes(job);
+}
+
+// The ranked-code kernel at every level against a direct computation: random rank tables of one
+// to 48 ranks whose widest category is within the AVX-512 kernel's 32-bit lanes or past them,
+// Rice parameters 0 to 3, counts around its sixteen-code steps, a base or none, and for full
+// blocks in lane order the running sums (one or two, zigzagged or with a base) in block order.
+// Fields read to the end of the stream with random bits past it (which must not leak into the
+// numbers), and the early stop where the stream ends sooner: each level stops before the same
+// code, without reading past the end or summing.
+TEST(KernelsTest, RankedKernelsAgree) {
+  constexpr std::size_t kFull = simd::kRiceLanes * simd::kRiceLaneRows;
+  std::mt19937_64 rng(23);
+  for (std::size_t count : {1, 15, 16, 17, 300, 1024}) {
+    for (unsigned k = 0; k <= simd::kRankedMaxK; ++k) {
+      for (bool wide : {false, true}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          const unsigned ranks = variant == 0   ? 1
+                                 : variant == 1 ? 2 + static_cast<unsigned>(rng() % 46)
+                                                : simd::kRankedMaxCategory + 1;
+          const RankedCase c = MakeRankedCase(count, k, wide, ranks, variant == 1, rng);
+          const std::size_t full = c.bits.size();
+          const std::string what = "count " + std::to_string(count) + " k " + std::to_string(k) +
+                                   " widest " + std::to_string(c.widest) + " ranks " +
+                                   std::to_string(ranks);
+          // Each code's number (sums 0), with the stream read to its end or stopped early: at
+          // once, before the middle or the last code, and just far enough for the last.
+          const std::size_t last = c.at[count - 1] >> 3;
+          for (const std::size_t readable : {full, std::size_t{0}, std::size_t{7},
+                                             (c.at[count / 2] >> 3) + 7, last + 7, last + 8}) {
+            const simd::RankedResult want = ExpectedRanked(c, readable);
+            for (const std::uint64_t add : {std::uint64_t{0}, rng()}) {
+              for (const Kernels* kernels : AllLevels()) {
+                std::vector<std::uint64_t> out;
+                const simd::RankedResult got =
+                    RunRanked(*kernels, c, readable, add, 0, false, 0, 0, &out, nullptr);
+                ASSERT_EQ(got.done, want.done)
+                    << kernels->name << " " << what << " readable " << readable;
+                EXPECT_EQ(got.bit_end, want.bit_end) << kernels->name << " " << what;
+                EXPECT_EQ(got.max_index, want.max_index) << kernels->name << " " << what;
+                for (std::size_t i = 0; i < want.done; ++i) {
+                  ASSERT_EQ(out[i], c.number[i] + add)
+                      << kernels->name << " " << what << " code " << i << " add " << add;
+                }
+              }
+            }
+          }
+          if (count != kFull) continue;
+          // Lane order: code t is number 128 (t % 8) + t / 8 of the block. A base comes only
+          // without zigzag, as the decoder passes them.
+          for (const bool zigzag : {false, true}) {
+            const std::uint64_t add = zigzag ? 0 : rng(), first = rng(), first2 = rng();
+            std::vector<std::uint64_t> number(kFull);
+            for (std::size_t t = 0; t < kFull; ++t) {
+              const std::uint64_t v = c.number[t] + add;
+              number[simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes] =
+                  zigzag ? (v >> 1) ^ (0 - (v & 1)) : v;
+            }
+            for (const unsigned sums : {1u, 2u}) {
+              std::vector<std::uint64_t> want_sums(kFull);
+              std::uint64_t sum1 = first;
+              for (std::size_t i = 0; i < kFull; ++i) {
+                if (i > 0) sum1 += number[i];
+                want_sums[i] = sums == 1 ? sum1 : i == 0 ? first2 : want_sums[i - 1] + sum1;
+              }
+              // Read to the end, stopped before the last code, or with just enough for the last
+              // code but not for a vector kernel's last group: a level may then stop at a group
+              // (never past the codes the stream allows), and a stopped kernel sums nothing.
+              for (const std::size_t readable : {full, last + 7, last + 8}) {
+                const simd::RankedResult allowed = ExpectedRanked(c, readable);
+                for (const Kernels* kernels : AllLevels()) {
+                  std::vector<std::uint64_t> out, in_order(kFull, 0x5a5a5a5a5a5a5a5aull);
+                  const simd::RankedResult got = RunRanked(*kernels, c, readable, add, sums, zigzag,
+                                                           first, first2, &out, &in_order);
+                  ASSERT_LE(got.done, allowed.done) << kernels->name << " " << what;
+                  if (readable == full) {
+                    ASSERT_EQ(got.done, kFull) << kernels->name << " " << what;
+                  }
+                  // What the codes it did decode give.
+                  simd::RankedResult want;
+                  for (; want.done < got.done; ++want.done) {
+                    want.max_index = std::max(want.max_index, c.index[want.done]);
+                  }
+                  want.bit_end = c.at[want.done];
+                  EXPECT_EQ(got.bit_end, want.bit_end) << kernels->name << " " << what;
+                  EXPECT_EQ(got.max_index, want.max_index) << kernels->name << " " << what;
+                  EXPECT_EQ(in_order, got.done == kFull ? want_sums
+                                                        : std::vector<std::uint64_t>(
+                                                              kFull, 0x5a5a5a5a5a5a5a5aull))
+                      << kernels->name << " " << what << " zigzag " << zigzag << " sums " << sums
+                      << " readable " << readable;
+                }
+              }
+            }
+          }
         }
       }
     }

@@ -3,7 +3,8 @@
 // error or a valid decode; a successful decode of a float block must re-encode and round trip.
 // The alp_zstd target builds its block around a real zstd frame of the fuzzer's bytes, so that
 // the mutations reach the varints inside the frame (zstd's own decoder is fuzzed upstream). The
-// dictionary, alp_radix, alp_rice and alp_huffman targets prefix their encoding byte, so that every
+// dictionary, alp_radix, alp_rice, alp_huffman and alp_ranked targets prefix their encoding byte,
+// so that every
 // input reaches the encoding's header, varints, nested block, bitmap and packed fields. The chunk
 // target ignores the count bytes and decodes a whole sealed chunk (header, timestamps, values)
 // without its checksum, so that mutations reach the header checks and the timestamp decoders; a
@@ -136,13 +137,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 #elif INGOT_FUZZ_DECODER == 3
   FuzzAlpZstd(data, size, count);
 #elif INGOT_FUZZ_DECODER == 4 || INGOT_FUZZ_DECODER == 5 || INGOT_FUZZ_DECODER == 7 || \
-    INGOT_FUZZ_DECODER == 8
+    INGOT_FUZZ_DECODER == 8 || INGOT_FUZZ_DECODER == 9
   std::vector<std::uint8_t> block(3 + size);
   block[0] = static_cast<std::uint8_t>(
       INGOT_FUZZ_DECODER == 4   ? ingot::codec::FloatEncoding::kDictionary
       : INGOT_FUZZ_DECODER == 5 ? ingot::codec::FloatEncoding::kAlpRadix
       : INGOT_FUZZ_DECODER == 7 ? ingot::codec::FloatEncoding::kAlpRice
-                                : ingot::codec::FloatEncoding::kAlpHuffman);
+      : INGOT_FUZZ_DECODER == 8 ? ingot::codec::FloatEncoding::kAlpHuffman
+                                : ingot::codec::FloatEncoding::kAlpRanked);
   block[1] = static_cast<std::uint8_t>(count);
   block[2] = static_cast<std::uint8_t>(count >> 8);
   if (size > 0) std::memcpy(block.data() + 3, data, size);

@@ -18,7 +18,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DINGOT_FUZZ=ON
   -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
 ninja -C "$build" -j2 fuzz_decode_doubles fuzz_decode_floats fuzz_decode_ints fuzz_decode_alp_zstd \
   fuzz_decode_dictionary fuzz_decode_alp_radix fuzz_decode_chunk fuzz_decode_alp_rice \
-  fuzz_decode_alp_huffman \
+  fuzz_decode_alp_huffman fuzz_decode_alp_ranked \
   fuzz_line_protocol fuzz_promql fuzz_http_request fuzz_remote_write
 failed=""
 # run NAME MAX_LEN [libFuzzer flags...]
@@ -35,18 +35,19 @@ run() {
     failed="${failed} ${name}"
   fi
 }
-# The dictionary, alp_radix, alp_rice and alp_huffman decoders start from hand-made blocks
-# (tests/fuzz/*_seeds/: the count, then the block after its encoding byte and count): one per
-# index layout; one with deltas and one with offsets and an exception; one per Rice or Huffman
-# stream, Rice codes with escapes (second differences with steps, a counter's resets), and
-# Rice codes in lane order (the older seeds are in block order, which the decoder still reads).
+# The dictionary, alp_radix, alp_rice, alp_huffman and alp_ranked decoders start from hand-made
+# blocks (tests/fuzz/*_seeds/: the count, then the block after its encoding byte and count): one
+# per index layout; one with deltas and one with offsets and an exception; one per Rice, Huffman
+# or ranked stream, Rice codes with escapes (second differences with steps, a counter's resets),
+# Rice codes in lane order (the older seeds are in block order, which the decoder still reads),
+# ranked codes with each Rice parameter and with categories past 25 (the kernel's 64-bit lanes).
 # The chunk decoder starts from sealed chunks (two count bytes, then the chunk): regular and
 # irregular timestamps, float and integer values.
-for f in dictionary alp_radix chunk alp_rice alp_huffman; do
+for f in dictionary alp_radix chunk alp_rice alp_huffman alp_ranked; do
   mkdir -p "${build}/corpus_decode_${f}"
   cp "${root}"/tests/fuzz/${f}_seeds/*.bin "${build}/corpus_decode_${f}/"
 done
-for f in doubles floats ints alp_zstd dictionary alp_radix chunk alp_rice alp_huffman; do
+for f in doubles floats ints alp_zstd dictionary alp_radix chunk alp_rice alp_huffman alp_ranked; do
   run "decode_${f}" 9000
 done
 for f in line_protocol promql http_request; do
