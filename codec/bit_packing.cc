@@ -32,6 +32,9 @@ void PackInts(const std::uint64_t* in, std::size_t count, std::uint64_t base, un
   std::memcpy(out, scratch, bytes);
 }
 
+// Zeros after a short stream's copy for the vector kernels' windows (simd::Kernels::unpack_stream).
+constexpr std::size_t kUnpackPadBytes = 128;
+
 void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, unsigned width,
                 std::uint64_t* scratch, std::uint64_t* out) noexcept {
   const std::size_t bytes = PackedBytes(count, width);
@@ -43,14 +46,17 @@ void UnpackInts(const std::uint8_t* in, std::size_t count, std::uint64_t base, u
     for (std::size_t i = 0; i < count; ++i) out[i] = base;
     return;
   }
-  // A copy with a zeroed word past the stream: the kernel reads 8 bytes from a field's first
-  // byte (or word), never past it.
+  // A copy with zeroed words past the stream: the scalar kernel reads 8 bytes from a field's
+  // first byte (or word); the vector kernels read 64- or 128-byte windows while they fit, so up to
+  // kUnpackPadBytes more of zeros (as many as the scratch holds) let them run to the end.
   const std::size_t words = (count * width + 63) / 64;
-  scratch[words] = 0;
-  scratch[words > 0 ? words - 1 : 0] = 0;
+  const std::size_t readable =
+      std::min((words + 1) * 8 + kUnpackPadBytes, (simd::kFullBlock + 1) * sizeof *scratch);
+  std::memset(reinterpret_cast<std::uint8_t*>(scratch) + (words > 0 ? words - 1 : 0) * 8, 0,
+              readable - (words > 0 ? words - 1 : 0) * 8);
   std::memcpy(scratch, in, bytes);
-  simd::ActiveKernels().unpack_stream(reinterpret_cast<const std::uint8_t*>(scratch),
-                                      (words + 1) * 8, count, width, base, out);
+  simd::ActiveKernels().unpack_stream(reinterpret_cast<const std::uint8_t*>(scratch), readable,
+                                      count, width, base, out);
 }
 
 namespace {

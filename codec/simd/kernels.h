@@ -305,7 +305,7 @@ struct Kernels {
   // out[i] = field i + base (wrapping) for i < count. REQUIRES: 1 <= width <= 64, stream[0 ..
   // readable) readable with readable >= PackedBytes(count, width) + 8 (a field is read with
   // 8-byte loads from its first byte or its first word; the vector level reads 128-byte windows
-  // while they fit).
+  // while they fit, with AVX-512 VBMI 64-byte windows for widths up to 25).
   void (*unpack_stream)(const std::uint8_t* stream, std::size_t readable, std::size_t count,
                         unsigned width, std::uint64_t base, std::uint64_t* out);
 
