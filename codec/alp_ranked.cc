@@ -35,8 +35,9 @@
 // Numbers: as kAlpHuffman's codes. Offsets from the base (no delta), or with kDeltaFlag: number 0
 // is a placeholder 0, number i is delta i (zigzagged, or minus the smallest delta); with
 // kSecondOrderFlag number 1 is a second placeholder 0 and number i >= 2 is zigzag(delta i -
-// delta i-1). Code t is number t, or in a full block of deltas number 128 (t % 8) + t / 8 (lane
-// order, as kAlpRice's kLaneFlag: the decoder's sums then need no shuffles).
+// delta i-1). Code t is number t, or in a full block of deltas number 128 (t % 16 / 2) + 2 (t /
+// 16) + t % 2 (lane order: each sixteen codes are two rows of eight lanes of 128 numbers, even
+// codes one row, odd codes the next; the decoder's sums then need no shuffles).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -179,13 +180,9 @@ std::uint8_t* WriteStreams(const std::uint64_t* x, std::size_t n, const Plan& p,
   return fields.Finish();
 }
 
-// Full blocks of deltas have their codes in lane order (simd::Kernels::rice_join_lanes): code t
-// is number kRiceLaneRows (t % kRiceLanes) + t / kRiceLanes, so that the decoder's running sums
-// add a row of eight lanes at a time instead of summing within each vector.
+// Full blocks of deltas have their codes in lane order (simd::RankedLaneNumber), so that the
+// decoder's running sums add a row of eight lanes at a time instead of summing within each vector.
 bool LaneOrder(bool delta, std::size_t n) { return delta && n == kBlockCapacity; }
-std::size_t LaneNumber(std::size_t t) {
-  return simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes;
-}
 static_assert(simd::kRiceLanes * simd::kRiceLaneRows == kBlockCapacity);
 
 }  // namespace
@@ -239,7 +236,7 @@ std::size_t EncodeAlpRanked(std::span<const T> values, unsigned exponent, unsign
   q += best->ranks;
   if (LaneOrder(delta, n)) {
     std::uint64_t lanes[kBlockCapacity];
-    for (std::size_t t = 0; t < n; ++t) lanes[t] = x[LaneNumber(t)];
+    for (std::size_t t = 0; t < n; ++t) lanes[t] = x[simd::RankedLaneNumber(t)];
     q = WriteStreams(lanes, n, *best, q);
   } else {
     q = WriteStreams(x, n, *best, q);

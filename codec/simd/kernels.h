@@ -71,6 +71,10 @@ struct HuffmanSegments {
   std::uint64_t* ints;
 };
 
+// rice_join_lanes' layout: kRiceLanes lanes of kRiceLaneRows consecutive numbers.
+inline constexpr std::size_t kRiceLanes = 8;
+inline constexpr std::size_t kRiceLaneRows = 128;
+
 // ranked_codes' work (kAlpRanked, codec/alp_ranked.cc): `count` codes into numbers. Code i's
 // index is ((quotient i + 1) << k) + its k-bit field (bit k i of `lows`, bit 0 of byte 0 first),
 // quotient i being the 0 bits between the set bits that end codes i - 1 and i (`ends`,
@@ -80,8 +84,8 @@ struct HuffmanSegments {
 // (wrapping). `widest` is the largest category in the table (the AVX-512 kernel reads 32-bit
 // lanes when it is at most kRankedNarrowCategory).
 //
-// sums 0: out[i] is code i's number. sums 1 or 2 (a full block whose codes are in lane order, as
-// rice_join_lanes' are): the numbers are unzigzagged when `zigzag` (REQUIRES: add 0 then), and
+// sums 0: out[i] is code i's number. sums 1 or 2 (a full block whose codes are in ranked lane
+// order, RankedLaneNumber): the numbers are unzigzagged when `zigzag` (REQUIRES: add 0 then), and
 // `in_order` gets their running sums in block order from first (and first2), as lane_sums computes
 // them; `out` is scratch.
 //
@@ -97,6 +101,14 @@ inline constexpr unsigned kRankedNarrowCategory = 25;
 inline constexpr std::size_t kRankedTable = 64;
 inline constexpr std::size_t kRankedGroup = 16;
 inline constexpr std::size_t kRankedReadAhead = 128;
+// Ranked lane order: code t of a full block is number RankedLaneNumber(t). Each group of
+// kRankedGroup codes is two rows of the eight lanes of kRiceLaneRows numbers (rice_join_lanes'),
+// its even codes one row and its odd codes the next, so that a kernel holding the group in 32-bit
+// lanes takes each row by a mask or a shift (its even and odd lanes), with no permute.
+inline constexpr std::size_t RankedLaneNumber(std::size_t t) {
+  return kRiceLaneRows * (t % kRankedGroup / 2) + 2 * (t / kRankedGroup) + t % 2;
+}
+
 struct RankedCodes {
   const std::uint32_t* ends;
   std::size_t count;
@@ -347,10 +359,6 @@ inline constexpr std::size_t kVarintMaxBytes = 8;
 inline constexpr std::size_t VarintReadBytes(std::size_t size) {
   return (size + 63) / 64 * 64 + 64;
 }
-
-// rice_join_lanes' layout: kRiceLanes lanes of kRiceLaneRows consecutive numbers.
-inline constexpr std::size_t kRiceLanes = 8;
-inline constexpr std::size_t kRiceLaneRows = 128;
 
 // Slots of set_bit_positions' output past `limit` that it may write.
 inline constexpr std::size_t kSetBitSlack = 64;

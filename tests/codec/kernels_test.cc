@@ -727,15 +727,16 @@ TEST(KernelsTest, RankedKernelsAgree) {
             }
           }
           if (count != kFull) continue;
-          // Lane order: code t is number 128 (t % 8) + t / 8 of the block. A base comes only
-          // without zigzag, as the decoder passes them.
+          // Lane order: each sixteen codes are two rows of eight lanes of 128 numbers, even codes
+          // the first row: code t = 16 g + p is number 128 (p / 2) + 2 g + p % 2. A base comes
+          // only without zigzag, as the decoder passes them.
           for (const bool zigzag : {false, true}) {
             const std::uint64_t add = zigzag ? 0 : rng(), first = rng(), first2 = rng();
             std::vector<std::uint64_t> number(kFull);
             for (std::size_t t = 0; t < kFull; ++t) {
               const std::uint64_t v = c.number[t] + add;
-              number[simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes] =
-                  zigzag ? (v >> 1) ^ (0 - (v & 1)) : v;
+              const std::size_t g = t / 16, p = t % 16;
+              number[128 * (p / 2) + 2 * g + p % 2] = zigzag ? (v >> 1) ^ (0 - (v & 1)) : v;
             }
             for (const unsigned sums : {1u, 2u}) {
               std::vector<std::uint64_t> want_sums(kFull);

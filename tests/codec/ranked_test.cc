@@ -378,8 +378,8 @@ TEST(AlpRanked, OneAndTwoValuesRoundTrip) {
 // Every stream with each Rice parameter, its categories all within the AVX-512 kernel's 32-bit
 // lanes (<= 25) or some past them (up to 47 for offsets; the deltas' widest are kept low enough
 // that their sums stay within ALP's integers), in full and short blocks. The block is read
-// here too: its codes are the stream's numbers, in lane order in full blocks of deltas (code t is
-// number 128 (t % 8) + t / 8) and in block order otherwise.
+// here too: its codes are the stream's numbers, in lane order in full blocks of deltas (code
+// t = 16 g + p is number 128 (p / 2) + 2 g + p % 2) and in block order otherwise.
 TEST(AlpRanked, EveryRiceParameterWithNarrowAndWideFields) {
   auto ws = std::make_unique<Workspace>();
   std::mt19937_64 rng(7);
@@ -404,9 +404,8 @@ TEST(AlpRanked, EveryRiceParameterWithNarrowAndWideFields) {
           const bool lanes = stream != kOffsets && n == kBlockCapacity;
           std::vector<std::uint64_t> in_code_order(n);
           for (std::size_t t = 0; t < n; ++t) {
-            in_code_order[t] =
-                numbers[lanes ? simd::kRiceLaneRows * (t % simd::kRiceLanes) + t / simd::kRiceLanes
-                              : t];
+            // Lane order: code t = 16 g + p is number 128 (p / 2) + 2 g + p % 2.
+            in_code_order[t] = numbers[lanes ? 128 * (t % 16 / 2) + 2 * (t / 16) + t % 2 : t];
           }
           EXPECT_EQ(l.numbers, in_code_order) << what;
         }
