@@ -272,6 +272,49 @@ bool StreamVarints::Read(const std::uint8_t** p, const std::uint8_t* end) {
          (zigzagged || GetVarint(p, end, &base));
 }
 
+template <typename T>
+Status ReadStreamHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
+                        std::uint32_t allowed_flags, StreamHeader* s) {
+  constexpr std::size_t kHeaderBytes = kAlpZstdBaseOffset;
+  static_assert(kAlpHuffmanHeaderBytes == kHeaderBytes && kAlpRankedHeaderBytes == kHeaderBytes);
+  if (src.size() < kHeaderBytes) {
+    return Corrupt(encoding, N(src.size()) + " bytes < header " + N(kHeaderBytes));
+  }
+  CompactHeader& h = s->h;
+  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, encoding, &h, allowed_flags));
+  const bool zigzagged = (h.flags & kZigZagFlag) != 0;
+  const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
+  const bool second_order = (h.flags & kSecondOrderFlag) != 0;
+  if (h.delta != placeholder || (zigzagged && !h.delta)) {
+    return Corrupt(encoding, "flags " + N(h.flags) + ": delta, placeholder and zigzag disagree");
+  }
+  if (second_order && !(zigzagged && n == kBlockCapacity)) {
+    return Corrupt(encoding, "second differences without zigzag or a full block");
+  }
+  s->begin = src.data() + kHeaderBytes;
+  s->end = src.data() + src.size() - h.tail;
+  s->varints = StreamVarints{h.delta, zigzagged, second_order};
+  if (!s->varints.Read(&s->begin, s->end)) {
+    return Corrupt(encoding, "header varints truncated or too long");
+  }
+  return Status::OK();
+}
+
+void SumStream(std::uint64_t* ints, std::size_t n, const StreamHeader& s) {
+  const simd::Kernels& kernels = simd::ActiveKernels();
+  const StreamVarints& v = s.varints;
+  const auto first_int = static_cast<std::uint64_t>(UnZigZag(v.first));
+  if (v.second_order) {
+    kernels.unzigzag_prefix_sum(ints + 1, n - 1,
+                                static_cast<std::uint64_t>(UnZigZag(v.first_delta)));
+    kernels.prefix_sum(ints, n, first_int);
+  } else if (v.zigzagged) {
+    kernels.unzigzag_prefix_sum(ints, n, first_int);
+  } else if (v.delta) {
+    kernels.prefix_sum(ints, n, first_int);
+  }
+}
+
 // The bytes after a compact block's streams: the exceptions, then (kDividedFlag) the divided
 // exceptions' positions and their u16 count, the block's last two bytes.
 std::size_t TailBytes(std::size_t exceptions, std::size_t divided, std::size_t value_bytes) {
@@ -398,6 +441,10 @@ Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,
                                          const std::uint8_t*, std::span<T>, const char*);
 INGOT_COMPACT_INSTANTIATE(double)
 INGOT_COMPACT_INSTANTIATE(float)
+template Status ReadStreamHeader<double>(std::span<const std::uint8_t>, std::size_t, const char*,
+                                         std::uint32_t, StreamHeader*);
+template Status ReadStreamHeader<float>(std::span<const std::uint8_t>, std::size_t, const char*,
+                                        std::uint32_t, StreamHeader*);
 #undef INGOT_COMPACT_INSTANTIATE
 
 }  // namespace compact

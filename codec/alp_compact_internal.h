@@ -159,6 +159,25 @@ template <typename T>
 Status ReadCompactHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
                          CompactHeader* h, std::uint32_t allowed_flags = kDeltaFlag | kDividedFlag);
 
+// The start of a block that codes one of the CompactStreams with flags (alp_huffman,
+// alp_ranked): the fixed fields (ReadCompactHeader with `allowed_flags`), flags that agree (delta
+// with placeholder, zigzag and second differences only with delta, second differences only with
+// zigzag on a full block) and the header varints. `begin` is where the encoding's own fields
+// start, `end` where the exceptions (the tail) start.
+struct StreamHeader {
+  CompactHeader h;
+  StreamVarints varints;
+  const std::uint8_t* begin = nullptr;
+  const std::uint8_t* end = nullptr;
+};
+template <typename T>
+Status ReadStreamHeader(std::span<const std::uint8_t> src, std::size_t n, const char* encoding,
+                        std::uint32_t allowed_flags, StreamHeader* s);
+
+// A stream's numbers in block order into integers, in place: summed from the header's first
+// integer (and first delta), which replace the placeholders; offsets are left as they are.
+void SumStream(std::uint64_t* ints, std::size_t n, const StreamHeader& s);
+
 // The values of ALP integers `ints` (mod 2^64), then the exceptions at `positions` (the tail).
 template <typename T>
 Status FinishCompactDecode(std::uint64_t* ints, const CompactHeader& h,

@@ -377,25 +377,13 @@ template <typename T>
 Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
                         Workspace& ws) noexcept {
   const std::size_t n = out.size();
-  if (src.size() < kAlpHuffmanHeaderBytes) {
-    return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpHuffmanHeaderBytes));
-  }
-  CompactHeader h;
-  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h, kHuffmanFlags));
-  const bool zigzagged = (h.flags & kZigZagFlag) != 0;
-  const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
-  const bool second_order = (h.flags & kSecondOrderFlag) != 0;
-  if (h.delta != placeholder || (zigzagged && !h.delta)) {
-    return Corrupt(kName, "flags " + N(h.flags) + ": delta, placeholder and zigzag disagree");
-  }
-  if (second_order && !(zigzagged && n == kBlockCapacity)) {
-    return Corrupt(kName, "second differences without zigzag or a full block");
-  }
-  const std::uint8_t* p = src.data() + kAlpHuffmanHeaderBytes;
-  const std::uint8_t* const end = src.data() + src.size() - h.tail;
-  StreamVarints varints{h.delta, zigzagged, second_order};
-  if (!varints.Read(&p, end)) return Corrupt(kName, "header varints truncated or too long");
-  const std::uint64_t first = varints.first, first_delta = varints.first_delta, base = varints.base;
+  StreamHeader s;
+  INGOT_RETURN_IF_ERROR(ReadStreamHeader<T>(src, n, kName, kHuffmanFlags, &s));
+  const CompactHeader& h = s.h;
+  const bool zigzagged = s.varints.zigzagged;
+  const std::uint8_t* p = s.begin;
+  const std::uint8_t* const end = s.end;
+  const std::uint64_t base = s.varints.base;
   // The code: K lengths, complete, at most kMaxCodeBits each.
   if (p == end) return Corrupt(kName, "no code table");
   const unsigned k = *p++;
@@ -522,15 +510,7 @@ Status DecodeAlpHuffman(std::span<const std::uint8_t> src, std::span<T> out,
   }
   // Sums from the header's first integer (and first delta), which replace the placeholders.
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
-  const auto first_int = static_cast<std::uint64_t>(UnZigZag(first));
-  if (second_order) {
-    kernels.unzigzag_prefix_sum(ints + 1, n - 1, static_cast<std::uint64_t>(UnZigZag(first_delta)));
-    kernels.prefix_sum(ints, n, first_int);
-  } else if (zigzagged) {
-    kernels.unzigzag_prefix_sum(ints, n, first_int);
-  } else if (h.delta) {
-    kernels.prefix_sum(ints, n, first_int);
-  }
+  SumStream(ints, n, s);
   return FinishCompactDecode(ints, h, end, out, kName);
 }
 

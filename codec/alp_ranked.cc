@@ -250,24 +250,13 @@ template <typename T>
 Status DecodeAlpRanked(std::span<const std::uint8_t> src, std::span<T> out,
                        Workspace& ws) noexcept {
   const std::size_t n = out.size();
-  if (src.size() < kAlpRankedHeaderBytes) {
-    return Corrupt(kName, N(src.size()) + " bytes < header " + N(kAlpRankedHeaderBytes));
-  }
-  CompactHeader h;
-  INGOT_RETURN_IF_ERROR(ReadCompactHeader<T>(src, n, kName, &h, kRankedFlags));
-  const bool zigzagged = (h.flags & kZigZagFlag) != 0;
-  const bool placeholder = (h.flags & kPlaceholderFlag) != 0;
-  const bool second_order = (h.flags & kSecondOrderFlag) != 0;
-  if (h.delta != placeholder || (zigzagged && !h.delta)) {
-    return Corrupt(kName, "flags " + N(h.flags) + ": delta, placeholder and zigzag disagree");
-  }
-  if (second_order && !(zigzagged && n == kBlockCapacity)) {
-    return Corrupt(kName, "second differences without zigzag or a full block");
-  }
-  const std::uint8_t* p = src.data() + kAlpRankedHeaderBytes;
-  const std::uint8_t* const end = src.data() + src.size() - h.tail;
-  StreamVarints varints{h.delta, zigzagged, second_order};
-  if (!varints.Read(&p, end)) return Corrupt(kName, "header varints truncated or too long");
+  StreamHeader s;
+  INGOT_RETURN_IF_ERROR(ReadStreamHeader<T>(src, n, kName, kRankedFlags, &s));
+  const CompactHeader& h = s.h;
+  const StreamVarints& varints = s.varints;
+  const bool zigzagged = varints.zigzagged, second_order = varints.second_order;
+  const std::uint8_t* p = s.begin;
+  const std::uint8_t* const end = s.end;
   if (p == end) return Corrupt(kName, "no rank byte");
   const unsigned ranks = *p & kRankMask;
   const unsigned k = *p++ >> kRankBits;
@@ -359,13 +348,8 @@ Status DecodeAlpRanked(std::span<const std::uint8_t> src, std::span<T> out,
                               "), not in byte " + N(field_bytes) + " with zero padding");
   }
   if (lanes) return FinishCompactDecode(job.in_order, h, end, out, kName);
-  // Sums of a short block from the header's first integer, which replaces the placeholder.
   // Wrapping arithmetic: corrupt numbers give wrong values, never undefined behaviour.
-  if (zigzagged) {
-    kernels.unzigzag_prefix_sum(ints, n, first_int);
-  } else if (h.delta) {
-    kernels.prefix_sum(ints, n, first_int);
-  }
+  SumStream(ints, n, s);
   return FinishCompactDecode(ints, h, end, out, kName);
 }
 

@@ -86,8 +86,8 @@ inline constexpr std::size_t kRiceLaneRows = 128;
 //
 // sums 0: out[i] is code i's number. sums 1 or 2 (a full block whose codes are in ranked lane
 // order, RankedLaneNumber): the numbers are unzigzagged when `zigzag` (REQUIRES: add 0 then), and
-// `in_order` gets their running sums in block order from first (and first2), as lane_sums computes
-// them; `out` is scratch.
+// `in_order` gets their running sums in block order from first (and first2), as rice_join_lanes
+// computes them; `out` is scratch.
 //
 // Reads: ends[0 .. count), lows up to byte ceil(k count / 8) + 8, and bits only below
 // `readable`: the kernels stop before a code whose field could start within 8 bytes of it, or
@@ -269,12 +269,6 @@ struct Kernels {
   std::uint64_t (*rice_join_lanes)(const std::uint32_t* ends, unsigned k, std::uint64_t add,
                                    bool zigzag, unsigned sums, std::uint64_t first,
                                    std::uint64_t first2, std::uint64_t* ints, std::uint64_t* out);
-
-  // rice_join_lanes' sums of numbers already decoded: `ints` holds a full block's numbers in
-  // lane order (unzigzagged first when `zigzag`); `out` gets their running sums in block order.
-  // `ints` is clobbered. REQUIRES: sums 1 or 2, out does not overlap ints.
-  void (*lane_sums)(std::uint64_t* ints, bool zigzag, unsigned sums, std::uint64_t first,
-                    std::uint64_t first2, std::uint64_t* out);
 
   // In place: ints[0] = first, ints[j] += ints[j - 1] for j in 1 .. count - 1 (deltas into
   // integers; wrapping). REQUIRES: count >= 1.

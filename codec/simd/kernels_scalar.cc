@@ -38,7 +38,6 @@ constexpr Kernels kScalar = {
     SetBitPositions,
     RiceJoin,
     RiceJoinLanes,
-    LaneSums,
     PrefixSum,
     UnZigZagPrefixSum,
     DecodeVarints,

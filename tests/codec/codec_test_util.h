@@ -51,6 +51,14 @@ Status Decode(std::span<const std::uint8_t> src, std::span<T> out, Workspace& ws
   }
 }
 
+// Values from integers, each divided by `scale` (decimals as a parse of their text gives them).
+template <typename T>
+std::vector<T> FromInts(const std::vector<std::int64_t>& ints, double scale) {
+  std::vector<T> v;
+  for (std::int64_t i : ints) v.push_back(static_cast<T>(static_cast<double>(i) / scale));
+  return v;
+}
+
 inline std::string DatasetsDir() {
   if (const char* env = std::getenv("INGOT_DATASETS_DIR")) return env;
   return INGOT_DATASETS_DIR;

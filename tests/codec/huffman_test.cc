@@ -24,16 +24,9 @@ using namespace compact;  // NOLINT(google-build-using-namespace): the flags
 using testing::EncodeExact;
 using testing::ExpectCorruptNaming;
 using testing::ExpectRoundTrip;
+using testing::FromInts;
 using testing::StreamFlags;
 using testing::WithByte;
-
-// Values with `decimals` decimals from integers.
-template <typename T>
-std::vector<T> FromInts(const std::vector<std::int64_t>& ints, double scale) {
-  std::vector<T> v;
-  for (std::int64_t i : ints) v.push_back(static_cast<T>(static_cast<double>(i) / scale));
-  return v;
-}
 
 // Integers whose best stream is each of the four: unrelated neighbours (offsets), a walk with
 // steps near 0 (zigzagged deltas), a rise by at least 5,000 a step (deltas above the smallest), a

@@ -26,6 +26,7 @@ namespace {
 using namespace compact;  // NOLINT(google-build-using-namespace): the flags
 using testing::BitEqual;
 using testing::EncodeExact;
+using testing::FromInts;
 using testing::StreamFlags;
 using testing::WithByte;
 
@@ -98,14 +99,6 @@ std::vector<std::uint8_t> RoundTripAtEveryLevel(const std::vector<T>& v, Workspa
     EXPECT_TRUE(BitEqual(v, back)) << what << " at " << simd::IsaName(level);
   }
   return first;
-}
-
-// Values from integers, divided by `scale`.
-template <typename T>
-std::vector<T> FromInts(const std::vector<std::int64_t>& ints, double scale) {
-  std::vector<T> v;
-  for (std::int64_t i : ints) v.push_back(static_cast<T>(static_cast<double>(i) / scale));
-  return v;
 }
 
 // Integers whose best stream is each of the four: unrelated neighbours (offsets), a walk with
