@@ -325,6 +325,7 @@ Status DecodeAlpRanked(std::span<const std::uint8_t> src, std::span<T> out,
   simd::RankedCodes job{ends,       n,      k,      lows,
                         categories, widest, fields, field_bytes + simd::kRankedReadAhead,
                         add,        ints};
+  job.index_end = ranks + (1u << k);
   // A full block of deltas is in lane order: the kernel sums it into ws.ints2 (the low bits'
   // copy, read by then), in block order, from the header's first integer (and first delta).
   const auto first_int = static_cast<std::uint64_t>(UnZigZag(varints.first));

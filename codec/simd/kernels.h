@@ -81,7 +81,7 @@ inline constexpr std::size_t kRiceLaneRows = 128;
 // ascending; code 0 counts from bit 0). categories[index % 64] is its number's bit length c
 // (0..kRankedMaxCategory), and the number is 0 for c = 0, else a one followed by the next c - 1
 // bits of `bits` (fields one after another from bit 0, least significant bit first), plus `add`
-// (wrapping). `widest` is the largest category in the table (the AVX-512 kernel reads 32-bit
+// (wrapping). `widest` is the largest category in the table (the vector kernels read 32-bit
 // lanes when it is at most kRankedNarrowCategory).
 //
 // sums 0: out[i] is code i's number. sums 1 or 2 (a full block whose codes are in ranked lane
@@ -114,7 +114,7 @@ struct RankedCodes {
   std::size_t count;
   unsigned k;
   const std::uint8_t* lows;
-  const std::uint8_t* categories;  // kRankedTable entries
+  const std::uint8_t* categories;  // kRankedTable entries; entry 0 is 0 (no index is 0)
   unsigned widest;
   const std::uint8_t* bits;
   std::size_t readable;
@@ -125,6 +125,9 @@ struct RankedCodes {
   std::uint64_t first = 0;
   std::uint64_t first2 = 0;
   std::uint64_t* in_order = nullptr;
+  // Indexes at or past index_end are invalid (the caller rejects the block by max_index), and a
+  // kernel may then take any of the table's categories for them.
+  unsigned index_end = kRankedTable;
 };
 struct RankedResult {
   std::size_t done = 0;
