@@ -246,13 +246,15 @@ Status DecodeDictionary(std::span<const std::uint8_t> src, std::span<T> out,
   } else {
     UnpackInts(p, indexes, 0, width, ws.packed, index);
     // Unpacked indexes are below 2^width (at most 2^10), so the signed range kernel finds the
-    // largest.
-    std::int64_t smallest = 0, largest = 0;
-    simd::ActiveKernels().min_max(reinterpret_cast<const std::int64_t*>(index), indexes, &smallest,
-                                  &largest);
-    if (static_cast<std::uint64_t>(largest) >= distinct) {
-      return Corrupt("index " + N(static_cast<std::size_t>(largest)) + " >= dictionary size " +
-                     N(distinct));
+    // largest; with 2^width values every index is valid.
+    if (distinct < std::size_t{1} << width) {
+      std::int64_t smallest = 0, largest = 0;
+      simd::ActiveKernels().min_max(reinterpret_cast<const std::int64_t*>(index), indexes,
+                                    &smallest, &largest);
+      if (static_cast<std::uint64_t>(largest) >= distinct) {
+        return Corrupt("index " + N(static_cast<std::size_t>(largest)) + " >= dictionary size " +
+                       N(distinct));
+      }
     }
   }
   T* __restrict dst = out.data();

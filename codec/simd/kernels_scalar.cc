@@ -1,6 +1,7 @@
 // The scalar kernels: fixed-trip loops over caller buffers, the reference every vector level must
 // match bit for bit. Compiled with the baseline x86-64 flags.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>

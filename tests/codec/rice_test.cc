@@ -15,6 +15,7 @@
 #include "codec/codec.h"
 #include "codec/float_encodings.h"
 #include "codec/format.h"
+#include "codec/simd/kernels.h"
 #include "codec_test_util.h"
 
 namespace ingot::codec {
@@ -359,6 +360,43 @@ TEST(AlpRice, JumpsAreEscapedNotWrittenInUnary) {
             FloatEncoding::kAlpRice);
   EXPECT_NE(StreamFlags(float_block) & kEscapeFlag, 0);
   ExpectRoundTrip(f, float_block, *ws);
+}
+
+// Short blocks of deltas (no placeholder code) sum as the kernel joins them, from code 0, which
+// the decoder joins first: every count around the kernels' steps, with jumps escaped (the first
+// delta among them), zigzagged or above a base, at every level.
+TEST(AlpRice, ShortBlocksOfDeltasSumFromTheirFirstCode) {
+  auto ws = std::make_unique<Workspace>();
+  std::mt19937_64 rng(41);
+  const simd::IsaLevel detected = simd::DetectIsa();
+  for (const bool zigzag : {false, true}) {
+    for (const std::size_t n : {2, 3, 9, 17, 100, 999, 1023}) {
+      // Small steps with a jump of about 2^30 hundredths first and every 50th step.
+      std::vector<double> v(n);
+      std::int64_t cents = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t step =
+            i % 50 == 1 ? std::int64_t{1} << 30 : static_cast<std::int64_t>(rng() % 8);
+        cents += zigzag && (rng() & 1) ? -step : step;
+        v[i] = static_cast<double>(cents) / 100.0;
+      }
+      std::vector<std::uint8_t> block;
+      const EncodeResult r = EncodeExact<double>(FloatEncoding::kAlpRice, v, *ws, block);
+      if (r.encoding != FloatEncoding::kAlpRice) continue;  // too short to pay for its header
+      const unsigned flags = StreamFlags(block);
+      EXPECT_EQ(flags & (kDeltaFlag | kPlaceholderFlag), kDeltaFlag) << n;
+      if (n >= 100) {
+        EXPECT_NE(flags & kEscapeFlag, 0u) << n;
+        EXPECT_EQ((flags & kZigZagFlag) != 0, zigzag) << n;
+      }
+      for (const simd::IsaLevel level :
+           {simd::IsaLevel::kScalar, simd::IsaLevel::kAvx2, simd::IsaLevel::kAvx512}) {
+        if (!simd::ForceIsa(level)) continue;
+        ExpectRoundTrip(v, block, *ws);
+      }
+      ASSERT_TRUE(simd::ForceIsa(detected));
+    }
+  }
 }
 
 TEST(AlpRice, CorruptEscapesNameTheField) {
