@@ -1122,20 +1122,10 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
   if (count > 0) {
     UnpackInts(p, count, 0, k, ws.packed, x);  // scratch: the quotients' copy, already read
     INGOT_RETURN_IF_ERROR(ApplyRiceEscapes(escapes, ends, k, x));
-    unsigned sums = second_order ? 2 : placeholder ? 1 : 0;
+    const unsigned sums = second_order ? 2 : placeholder ? 1 : 0;
     const auto add = static_cast<std::uint64_t>(UnZigZag(base));
-    std::uint64_t first_sum =
+    const std::uint64_t first_sum =
         second_order ? static_cast<std::uint64_t>(UnZigZag(first_delta)) : first_value;
-    if (h.delta && !placeholder) {
-      // Deltas without a placeholder (a short block, or 1023 of an older block): code 0 is
-      // joined here and the kernel's running sum starts from it, so that no prefix-sum pass
-      // follows (the kernel keeps code 0's quotient in the quotient bits).
-      const std::uint64_t code0 = (std::uint64_t{ends[0]} << k) + x[0];
-      const std::uint64_t delta0 = zigzagged ? (code0 >> 1) ^ (~(code0 & 1) + 1) : code0 + add;
-      sums = 1;
-      first_sum = first_value + delta0;
-      ints[0] = first_value;
-    }
     if (lanes) {
       // Into ws.ints2 (the escapes' rests, already added), in block order.
       auto* in_order = reinterpret_cast<std::uint64_t*>(ws.ints2);
@@ -1147,7 +1137,7 @@ Status DecodeAlpRice(std::span<const std::uint8_t> src, std::span<T> out, Worksp
                                                       first_sum, first_value, x);
     }
   }
-  if (h.delta && count == 0) ints[0] = first_value;
+  if (h.delta && !placeholder) SumDeltas(ints, n, first_value);
   if (k > 0 && (quotient_bits >> (64 - k)) != 0) {
     return Corrupt(kName, "a code past 64 bits (quotient bits " + N(quotient_bits) + ")");
   }

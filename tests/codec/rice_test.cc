@@ -362,10 +362,9 @@ TEST(AlpRice, JumpsAreEscapedNotWrittenInUnary) {
   ExpectRoundTrip(f, float_block, *ws);
 }
 
-// Short blocks of deltas (no placeholder code) sum as the kernel joins them, from code 0, which
-// the decoder joins first: every count around the kernels' steps, with jumps escaped (the first
-// delta among them), zigzagged or above a base, at every level.
-TEST(AlpRice, ShortBlocksOfDeltasSumFromTheirFirstCode) {
+// Short blocks of deltas (no placeholder code): every count around the kernels' steps, with jumps
+// escaped (the first delta among them), zigzagged or above a base, decoded at every level.
+TEST(AlpRice, ShortBlocksOfDeltasWithEscapesDecodeAtEveryLevel) {
   auto ws = std::make_unique<Workspace>();
   std::mt19937_64 rng(41);
   const simd::IsaLevel detected = simd::DetectIsa();
