@@ -306,8 +306,8 @@ struct Kernels {
 
   // A dictionary block's runs into its values: dst[i] = runs[r - 1] for i < n, where r is the
   // number of bits set among bits 0 .. i of `bitmap` (bit i in byte i / 8). REQUIRES: n >= 1, bit
-  // 0 set, runs[-kExpandRunsSlack] .. runs[runs used + kExpandRunsSlack) readable (the vector
-  // level loads the sixteen runs around each byte's first).
+  // 0 set, runs[-kExpandRunsSlack] .. runs[runs used + kExpandRunsSlack) readable (the AVX-512
+  // level loads eight runs from each byte's first).
   void (*expand_runs)(const std::uint8_t* bitmap, const double* runs, std::size_t n, double* dst);
 
   // A plain bit stream (field i at bit i * width, bit 0 of byte 0 first) into integers:
